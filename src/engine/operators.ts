@@ -1,0 +1,64 @@
+// The one operator table. The compiled evaluator and the json-rules-engine reference both
+// register exactly these, so their semantics cannot drift apart.
+import picomatch from "picomatch";
+import { compileSafeRegex } from "./safe-regex.js";
+
+export interface OperatorDef {
+  name: string;
+  description: string;
+  /** json-rules-engine's factValueValidator: a false result makes the leaf false. */
+  validFact?: (factValue: unknown) => boolean;
+  evaluate: (factValue: any, value: any) => boolean;
+}
+
+const isNumberLike = (v: unknown) => Number.parseFloat(v as string).toString() !== "NaN";
+const isString = (v: unknown): v is string => typeof v === "string";
+
+const globCache = new Map<string, (s: string) => boolean>();
+export function globMatcher(pattern: string): (s: string) => boolean {
+  let m = globCache.get(pattern);
+  if (!m) {
+    // dot: protected files like .env must match; basename-free patterns match whole paths.
+    const match = picomatch(pattern, { dot: true, nocase: false });
+    m = (s: string) => match(s) || match(s.replace(/^\/+/, ""));
+    if (globCache.size > 5000) globCache.clear();
+    globCache.set(pattern, m);
+  }
+  return m;
+}
+
+/** Patterns may be one glob or a list (any matches). */
+function globAny(path: string, patterns: unknown): boolean {
+  const list = Array.isArray(patterns) ? patterns : [patterns];
+  return list.some((p) => typeof p === "string" && globMatcher(p)(path));
+}
+
+export const OPERATORS: OperatorDef[] = [
+  { name: "equal", description: "fact === value", evaluate: (a, b) => a === b },
+  { name: "notEqual", description: "fact !== value", evaluate: (a, b) => a !== b },
+  { name: "in", description: "fact is one of the values (array)", evaluate: (a, b) => Array.isArray(b) && b.indexOf(a) > -1 },
+  { name: "notIn", description: "fact is none of the values (array)", evaluate: (a, b) => Array.isArray(b) && b.indexOf(a) === -1 },
+  { name: "contains", description: "fact (array) contains value", validFact: Array.isArray, evaluate: (a, b) => a.indexOf(b) > -1 },
+  { name: "doesNotContain", description: "fact (array) lacks value", validFact: Array.isArray, evaluate: (a, b) => a.indexOf(b) === -1 },
+  { name: "lessThan", description: "fact < value", validFact: isNumberLike, evaluate: (a, b) => a < b },
+  { name: "lessThanInclusive", description: "fact <= value", validFact: isNumberLike, evaluate: (a, b) => a <= b },
+  { name: "greaterThan", description: "fact > value", validFact: isNumberLike, evaluate: (a, b) => a > b },
+  { name: "greaterThanInclusive", description: "fact >= value", validFact: isNumberLike, evaluate: (a, b) => a >= b },
+  { name: "glob", description: "fact (a path) matches the glob, or any glob of a list (picomatch, dotfiles included)", validFact: isString, evaluate: (a, b) => globAny(a, b) },
+  { name: "regex", description: "fact (a string) matches the regular expression (linear-time engine)", validFact: isString, evaluate: (a, b) => typeof b === "string" && compileSafeRegex(b).test(a) },
+];
+
+export const OPERATOR_NAMES = OPERATORS.map((o) => o.name);
+const byName = new Map(OPERATORS.map((o) => [o.name, o]));
+
+/** Resolves `not:x` (json-rules-engine's decorator) and plain names. */
+export function resolveOperator(name: string): ((fact: unknown, value: unknown) => boolean) | undefined {
+  if (name.startsWith("not:")) {
+    const inner = resolveOperator(name.slice(4));
+    return inner && ((f, v) => !inner(f, v));
+  }
+  const op = byName.get(name);
+  if (!op) return undefined;
+  const valid = op.validFact;
+  return valid ? (f, v) => valid(f) && op.evaluate(f, v) : (f, v) => op.evaluate(f, v);
+}

@@ -1,0 +1,76 @@
+// A rule set compiled for the hot path: conditions → closures, keys → getters, each rule's
+// `when` split into a cached static part and a per-call dynamic part.
+import type { Condition, Phase, RuleSpec } from "../rules/types.js";
+import { PHASES } from "../rules/types.js";
+import { actionByName, type ActionDef } from "./actions/index.js";
+import { compileCondition, type CompiledCondition, type Predicate } from "./compile.js";
+import type { FactKind } from "./facts.js";
+import { compileKey, type CompiledKey } from "./key.js";
+
+export interface CompiledRule {
+  index: number;
+  id: string;
+  spec: RuleSpec;
+  phase: Phase;
+  action: ActionDef;
+  options: Record<string, unknown>;
+  /** Leaves that read only static/config facts: evaluated once per part and cached. */
+  staticWhen: CompiledCondition;
+  /** The rest, evaluated on every call for the parts that passed staticWhen. */
+  dynamicWhen?: Predicate;
+  by?: CompiledCondition;
+  key?: CompiledKey;
+  range?: { offset: string; limit: string };
+  params: Record<string, unknown>;
+}
+
+export interface CompiledRuleSet {
+  rules: CompiledRule[];
+  byPhase: Record<Phase, CompiledRule[]>;
+}
+
+const STATIC_KINDS: FactKind[] = ["static", "config"];
+const isStatic = (c: CompiledCondition) => [...c.kinds].every((k) => STATIC_KINDS.includes(k));
+
+/** Splits a top-level `all` into static and dynamic leaves; other shapes stay whole. */
+function split(when: Condition): { staticWhen: CompiledCondition; dynamicWhen?: Predicate } {
+  const whole = compileCondition(when);
+  if (isStatic(whole)) return { staticWhen: whole };
+  if (!("all" in when)) return { staticWhen: compileCondition({ all: [] }), dynamicWhen: whole.test };
+  const stat: Condition[] = [];
+  const dyn: Condition[] = [];
+  when.all.forEach((c, i) => (isStatic(compileCondition(c, `/when/all/${i}`)) ? stat : dyn).push(c));
+  const staticWhen = compileCondition({ all: stat });
+  staticWhen.tools = whole.tools;
+  return { staticWhen, dynamicWhen: compileCondition({ all: dyn }).test };
+}
+
+export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {
+  const byPhase = Object.fromEntries(PHASES.map((p) => [p, [] as CompiledRule[]])) as Record<Phase, CompiledRule[]>;
+  const rules: CompiledRule[] = [];
+  for (const spec of specs) {
+    const action = actionByName.get(spec.then.action);
+    if (!action) throw new Error(`rule ${spec.id}: unknown action "${spec.then.action}"`);
+    const { action: _a, ...options } = spec.then;
+    const { by, range, ...rest } = options as { by?: Condition; range?: { offset: string; limit: string } };
+    const rule: CompiledRule = {
+      index: rules.length,
+      id: spec.id,
+      spec,
+      phase: spec.phase,
+      action,
+      options: rest,
+      ...split(spec.when),
+      by: by ? compileCondition(by, "/then/by") : undefined,
+      key: spec.key ? compileKey(spec.key) : undefined,
+      range,
+      params: spec.params ?? {},
+    };
+    if (rule.phase === "supersede" && (rule.dynamicWhen || (rule.by && !isStatic(rule.by))))
+      throw new Error(`rule ${spec.id}: supersede rules may only read static facts (their groups are built once per part)`);
+    if (rule.phase === "supersede" && !rule.key) throw new Error(`rule ${spec.id}: a supersede rule needs a key`);
+    rules.push(rule);
+    byPhase[rule.phase].push(rule);
+  }
+  return { rules, byPhase };
+}

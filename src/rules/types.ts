@@ -1,0 +1,75 @@
+// Rule, preset and config shapes as loaded from YAML / JSONC (after validation).
+
+/** The fixed phase order. Rules run phase by phase; an earlier phase's decision wins. */
+export const PHASES = ["protect", "supersede", "age", "reduce", "manual"] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface Leaf {
+  fact: string;
+  operator: string;
+  value: unknown; // literal, or {fact, path?} as in json-rules-engine
+  path?: string;
+  params?: Record<string, unknown>;
+}
+export interface AllCondition { all: Condition[] }
+export interface AnyCondition { any: Condition[] }
+export interface NotCondition { not: Condition }
+export type Condition = Leaf | AllCondition | AnyCondition | NotCondition;
+
+export interface SourceLocation {
+  file: string;
+  line: number;
+  col: number;
+}
+
+export interface ActionSpec {
+  action: string;
+  [option: string]: unknown;
+}
+
+export interface RuleSpec {
+  id: string;
+  phase: Phase;
+  description: string;
+  /** Grouping key template, e.g. "file:{input.filePath|path}". */
+  key?: string;
+  when: Condition;
+  then: ActionSpec;
+  /** Tunables a condition can read through `{fact: params, path: $.name}`. */
+  params: Record<string, unknown>;
+  /** Commit policy for this rule's decisions on the already-sent prefix. */
+  commit?: "batch" | "immediate";
+  source?: SourceLocation;
+}
+
+export type RuleSetting = "on" | "off" | { with: Record<string, unknown> };
+
+export interface CommitPolicy {
+  /** Minimum tokens freed before decisions on the already-sent prefix are applied together. */
+  minTokens: number;
+  /** Apply pending decisions at once when the prompt exceeds this many tokens (0 = never). */
+  pressureTokens: number;
+}
+
+export interface Preset {
+  name: string;
+  description: string;
+  commit: CommitPolicy;
+  rules: Record<string, RuleSetting>;
+  source?: string;
+}
+
+export interface AcpConfig {
+  enabled: boolean;
+  preset: string;
+  rules: Record<string, RuleSetting>;
+  ruleFiles: string[];
+  protectedTools: string[];
+  protectedFiles: string[];
+  commit: Partial<CommitPolicy>;
+  subagents: boolean;
+  debug: boolean;
+  pruneNotification: "off" | "minimal" | "detailed";
+  tool: boolean;
+  [k: string]: unknown;
+}

@@ -1,0 +1,93 @@
+// Loading recorded sessions for replay: a corpus session file (`{id, source, meta, stats, messages}`),
+// an `opencode export` file (`{info, messages}`), or a folder of either.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { Message } from "../graph/types.js";
+
+export interface Session {
+  /** Session id: the file's `id`, the export's `info.id`, the messages' sessionID, or the file name. */
+  id: string;
+  /** The file it was loaded from. */
+  file: string;
+  messages: Message[];
+}
+
+/** Loads one session file, or every `*.json` file of a folder (not recursive, sorted by name). */
+export function loadSessions(path: string): Session[] {
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(path).isDirectory();
+  } catch (err) {
+    throw new Error(`${path}: cannot read (${(err as Error).message})`);
+  }
+  if (!isFolder) return [loadSession(path)];
+  const files = readdirSync(path)
+    .filter((name) => name.endsWith(".json"))
+    .sort();
+  if (files.length === 0) throw new Error(`${path}: folder holds no .json session files`);
+  return files.map((name) => loadSession(join(path, name)));
+}
+
+/** Loads one session file; throws an Error naming the file when it is unreadable or malformed. */
+export function loadSession(file: string): Session {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new Error(`${file}: cannot read (${(err as Error).message})`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file}: not valid JSON (${(err as Error).message})`);
+  }
+  return parseSession(data, file);
+}
+
+/** Validates the parsed JSON of a session file and removes the recording host's own pruning. */
+export function parseSession(data: unknown, file: string): Session {
+  if (!isObject(data) || !Array.isArray(data.messages)) {
+    throw new Error(`${file}: not a session: expected an object with a "messages" array ({info, messages} or a corpus session)`);
+  }
+  const messages = data.messages as unknown[];
+  messages.forEach((message, i) => {
+    if (!isObject(message) || !isObject(message.info) || !Array.isArray(message.parts)) {
+      throw new Error(`${file}: messages[${i}] is not {info, parts: [...]}`);
+    }
+    if (typeof message.info.role !== "string") {
+      throw new Error(`${file}: messages[${i}].info.role is missing`);
+    }
+    message.parts.forEach((part, j) => {
+      if (!isObject(part) || typeof part.type !== "string" || typeof part.id !== "string") {
+        throw new Error(`${file}: messages[${i}].parts[${j}] has no string "id" and "type"`);
+      }
+    });
+  });
+  const typed = messages as Message[];
+  stripCompactedMarks(typed);
+  const info = isObject(data.info) ? data.info : undefined;
+  const id =
+    (typeof data.id === "string" && data.id) ||
+    (typeof info?.id === "string" && info.id) ||
+    typed[0]?.info.sessionID ||
+    basename(file, ".json");
+  return { id, file, messages: typed };
+}
+
+/**
+ * Removes every `state.time.compacted` mark: those are the recording host's own prune, and replay
+ * starts from the raw history (measurement.md, Replay).
+ */
+export function stripCompactedMarks(messages: Message[]): void {
+  for (const message of messages) {
+    for (const part of message.parts) {
+      const time = part.state?.time;
+      if (time && "compacted" in time) delete time.compacted;
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, any> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,102 @@
+// Quote events (measurement.md): lines an assistant writes that it can only have taken from an earlier
+// tool output. A quote event whose line the pruned prompt no longer shows is a quote-loss: the agent used
+// a line the pruner had hidden.
+import type { Message, Part } from "../graph/types.js";
+import type { Unit } from "./render.js";
+
+/** Shortest line (after trimming) that counts: shorter lines are too common to prove a quote. */
+export const MIN_QUOTE_CHARS = 40;
+
+/** Leading line-number prefixes that read-style tools put before each line: `12: `, `12→`, `12\t`. */
+const LINE_NUMBER_PREFIX = /^\s*\d+(?:: |→|\t)/;
+
+export interface QuoteEvent {
+  /** The assistant message that wrote the line (the call it belongs to). */
+  messageId: string;
+  /** The trimmed line. */
+  line: string;
+  /** Completed tool parts, oldest first, whose output held the line before this message. */
+  sourcePartIds: string[];
+}
+
+/** A tool-output line as indexed: line-number prefix removed, then trimmed. */
+export function indexedLine(raw: string): string {
+  return raw.replace(LINE_NUMBER_PREFIX, "").trim();
+}
+
+/** The lines (trimmed, ≥ MIN_QUOTE_CHARS, first occurrence only) an assistant message writes. */
+export function writtenLines(message: Message): string[] {
+  const lines = new Set<string>();
+  const addText = (text: string) => {
+    for (const raw of text.split("\n")) {
+      const line = raw.trim();
+      if (line.length >= MIN_QUOTE_CHARS) lines.add(line);
+    }
+  };
+  for (const part of message.parts) {
+    if (part.type === "text" && typeof part.text === "string") addText(part.text);
+    if (part.type === "tool") forEachString(part.state?.input, addText);
+  }
+  return [...lines];
+}
+
+function forEachString(value: unknown, visit: (text: string) => void): void {
+  if (typeof value === "string") visit(value);
+  else if (Array.isArray(value)) for (const item of value) forEachString(item, visit);
+  else if (value && typeof value === "object") for (const item of Object.values(value)) forEachString(item, visit);
+}
+
+/**
+ * Walks a session in message order and reports each assistant message's quote events. Feed every
+ * message, in order, to `step`; an assistant message's events are computed against what came before it.
+ */
+export class QuoteTracker {
+  /** Indexed line → ids of completed tool parts whose output contains it. */
+  private readonly outputLines = new Map<string, string[]>();
+  /** Every line any assistant message has written so far. */
+  private readonly written = new Set<string>();
+
+  /** Returns the quote events of `message` (none for non-assistant messages), then indexes it. */
+  step(message: Message): QuoteEvent[] {
+    const events: QuoteEvent[] = [];
+    if (message.info.role === "assistant") {
+      for (const line of writtenLines(message)) {
+        const sources = this.outputLines.get(line);
+        if (sources && !this.written.has(line)) {
+          events.push({ messageId: message.info.id, line, sourcePartIds: [...sources] });
+        }
+        this.written.add(line);
+      }
+    }
+    for (const part of message.parts) this.indexToolOutput(part);
+    return events;
+  }
+
+  private indexToolOutput(part: Part): void {
+    if (part.type !== "tool" || part.state?.status !== "completed") return;
+    const output = part.state.output;
+    if (typeof output !== "string") return;
+    for (const raw of output.split("\n")) {
+      const line = indexedLine(raw);
+      if (line.length < MIN_QUOTE_CHARS) continue;
+      const sources = this.outputLines.get(line);
+      if (!sources) this.outputLines.set(line, [part.id]);
+      else if (sources[sources.length - 1] !== part.id) sources.push(part.id);
+    }
+  }
+}
+
+/**
+ * "Appears in the rendered prompt" is tested as plain substring containment of the trimmed line in the
+ * text of any unit (units are joined with "\n", which a line never contains, so no match spans units).
+ * Containment, not line equality, so a line still shown with its line-number prefix, or inside a longer
+ * line, counts as visible.
+ */
+export class PromptText {
+  private joined: string | undefined;
+  constructor(private readonly units: Unit[]) {}
+  contains(line: string): boolean {
+    this.joined ??= this.units.map((unit) => unit.text).join("\n");
+    return this.joined.includes(line);
+  }
+}
