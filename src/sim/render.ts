@@ -80,11 +80,13 @@ function renderUserPart(part: Part, units: Unit[]): void {
 
 function renderAssistantPart(part: Part, keepReasoning: boolean, units: Unit[]): void {
   switch (part.type) {
+    // Empty text and reasoning are not sent (providers reject or drop empty blocks). This matters for
+    // prefix breaks: dropping an earlier turn's empty reasoning must not count as a break.
     case "text":
-      units.push({ partId: part.id, text: asText(part.text) });
+      if (part.text) units.push({ partId: part.id, text: asText(part.text) });
       return;
     case "reasoning":
-      if (keepReasoning) units.push({ partId: part.id, text: asText(part.text) });
+      if (keepReasoning && part.text) units.push({ partId: part.id, text: asText(part.text) });
       return;
     case "tool":
       units.push({ partId: part.id, text: toolCallText(part) });

@@ -1,0 +1,102 @@
+// Text of the /acp commands. Pure functions of the pruner state and the session history, so
+// they are tested without a host.
+import { buildGraph, tokensOf, toolResultText, textOf } from "../graph/graph.js";
+import type { Message } from "../graph/types.js";
+import type { AcpPruner } from "../engine/pruner.js";
+
+const fmt = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}K` : String(n));
+
+export const HELP = [
+  "opencode-acp — agentic context pruning",
+  "  /acp             this help",
+  "  /acp context     token breakdown of this session and what pruning saved",
+  "  /acp stats       prunes per rule and tokens saved",
+  "  /acp protected   protected tools and file globs",
+  "  /acp explain ID  which rule pruned a part (part id) and why",
+  "  /acp restore ID  show a pruned part in full again",
+].join("\n");
+
+export function statsText(pruner: AcpPruner, sessionID: string): string {
+  const entries = pruner.explain(sessionID);
+  if (entries.length === 0) return `acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`;
+  const byRule = new Map<string, { parts: number; tokens: number }>();
+  for (const e of entries) {
+    const r = byRule.get(e.rule) ?? { parts: 0, tokens: 0 };
+    r.parts++;
+    r.tokens += e.tokensSaved;
+    byRule.set(e.rule, r);
+  }
+  const rows = [...byRule].sort((a, b) => b[1].tokens - a[1].tokens);
+  const total = rows.reduce((s, [, r]) => s + r.tokens, 0);
+  const width = Math.max(...rows.map(([id]) => id.length));
+  return [
+    `acp stats (preset ${pruner.resolved.presetName}): ${entries.length} prunes, ${fmt(total)} tokens saved per request`,
+    ...rows.map(([id, r]) => `  ${id.padEnd(width)}  ${String(r.parts).padStart(4)} parts  ${fmt(r.tokens).padStart(7)} tokens`),
+  ].join("\n");
+}
+
+export function contextText(pruner: AcpPruner, messages: Message[]): string {
+  const g = buildGraph(messages);
+  const t = { user: 0, assistant: 0, reasoning: 0, toolCalls: 0, toolResults: 0 };
+  for (const n of g.nodes) {
+    const p = n.part;
+    if (p.type === "text" && !p.ignored) t[n.message.info.role === "user" ? "user" : "assistant"] += tokensOf((p.text ?? "").length);
+    else if (p.type === "reasoning") t.reasoning += tokensOf((p.text ?? "").length);
+    else if (p.type === "tool") {
+      t.toolCalls += tokensOf(textOf(p.state?.input).length);
+      t.toolResults += tokensOf(toolResultText(p).length);
+    }
+  }
+  const saved = pruner.explain(g.sessionID).reduce((s, e) => s + e.tokensSaved, 0);
+  const total = t.user + t.assistant + t.reasoning + t.toolCalls + t.toolResults;
+  return [
+    `acp context: ${fmt(total)} tokens of history (chars/4), ${fmt(saved)} pruned from each request`,
+    `  user        ${fmt(t.user)}`,
+    `  assistant   ${fmt(t.assistant)}`,
+    `  reasoning   ${fmt(t.reasoning)}`,
+    `  tool calls  ${fmt(t.toolCalls)}`,
+    `  tool output ${fmt(t.toolResults)}`,
+    `  sent now    ${fmt(Math.max(0, total - saved))}`,
+  ].join("\n");
+}
+
+export function protectedText(pruner: AcpPruner): string {
+  return [
+    "acp protected (config keys protectedTools / protectedFiles in acp.jsonc):",
+    `  tools: ${pruner.config.protectedTools.join(", ")}`,
+    `  files: ${pruner.config.protectedFiles.join(", ")}`,
+  ].join("\n");
+}
+
+export function explainText(pruner: AcpPruner, sessionID: string, id: string): string {
+  const e = pruner.explain(sessionID).filter((x) => x.partId === id);
+  if (!e.length) return `acp explain: part ${id} is not pruned.`;
+  return e
+    .map((x) => {
+      const rule = pruner.resolved.all.find((r) => r.spec.id === x.rule)?.spec;
+      return `acp explain ${id}: ${x.action} by rule "${x.rule}" (${x.tokensSaved} tokens saved)${rule ? ` — ${rule.description} [${rule.source?.file}:${rule.source?.line}]` : ""}`;
+    })
+    .join("\n");
+}
+
+/** Runs one /acp subcommand; returns the text to show. */
+export function runCommand(pruner: AcpPruner, sessionID: string, args: string, messages: Message[]): string {
+  const [sub, arg] = args.trim().split(/\s+/);
+  switch (sub || "help") {
+    case "help":
+      return HELP;
+    case "stats":
+      return statsText(pruner, sessionID);
+    case "context":
+      return contextText(pruner, messages);
+    case "protected":
+      return protectedText(pruner);
+    case "explain":
+      return arg ? explainText(pruner, sessionID, arg) : "usage: /acp explain <part id>";
+    case "restore":
+      if (!arg) return "usage: /acp restore <part id>";
+      return pruner.restore(sessionID, arg) ? `acp: part ${arg} restored; it is sent in full from the next request.` : `acp: part ${arg} is not pruned.`;
+    default:
+      return `acp: unknown subcommand "${sub}".\n${HELP}`;
+  }
+}
