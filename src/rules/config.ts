@@ -1,6 +1,7 @@
 // acp.jsonc, layered: defaults → ~/.config/opencode/acp.jsonc → $OPENCODE_CONFIG_DIR/acp.jsonc
 // → <project>/.opencode/acp.jsonc. A broken layer is reported and skipped; defaults still apply.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { packagePath } from "./paths.js";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Problem } from "./problems.js";
@@ -9,22 +10,28 @@ import { schemaProblems } from "./schemas.js";
 import { parseJsoncSource, type SourceDoc } from "./source.js";
 import type { AcpConfig } from "./types.js";
 
-export const DEFAULT_PROTECTED_TOOLS = ["context_info", "task", "todowrite", "todoread", "context_prune", "batch", "write", "edit", "plan_enter", "plan_exit", "skill"];
-export const DEFAULT_PROTECTED_FILES = ["**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/credentials.json", "**/secrets.json", "**/package.json", "**/tsconfig.json", "**/pyproject.toml", "**/Cargo.toml"];
+const DEFAULTS_FILE = packagePath("presets", "defaults.jsonc");
+let defaults: Partial<AcpConfig> | undefined;
 
-export const defaultConfig = (): AcpConfig => ({
-  enabled: true,
-  preset: "balanced",
-  rules: {},
-  ruleFiles: [],
-  protectedTools: [...DEFAULT_PROTECTED_TOOLS],
-  protectedFiles: [...DEFAULT_PROTECTED_FILES],
-  commit: {},
-  subagents: false,
-  debug: false,
-  pruneNotification: "minimal",
-  tool: true,
-});
+/** The shipped defaults (presets/defaults.jsonc): tool names are data, not code. */
+export const defaultConfig = (): AcpConfig => {
+  defaults ??= parseJsoncSource(DEFAULTS_FILE, readFileSync(DEFAULTS_FILE, "utf8")).data as Partial<AcpConfig>;
+  const { $schema: _s, ...d } = defaults as Record<string, unknown>;
+  return {
+    enabled: true,
+    preset: "balanced",
+    rules: {},
+    ruleFiles: [],
+    protectedTools: [],
+    protectedFiles: [],
+    commit: {},
+    subagents: false,
+    debug: false,
+    pruneNotification: "minimal",
+    tool: true,
+    ...structuredClone(d),
+  } as AcpConfig;
+};
 
 export interface ConfigLayer {
   file: string;

@@ -13,7 +13,7 @@ export type SchemaName = "rules" | "preset" | "acp-config";
 
 function validator(name: SchemaName): ValidateFunction {
   if (!ajv) {
-    ajv = new Ajv({ allErrors: true, strict: false });
+    ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
     for (const n of ["rules", "preset", "acp-config"]) ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", `${n}.schema.json`), "utf8")), `${n}.schema.json`);
   }
   let v = validators.get(name);

@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// The `acp` command. Each subcommand is a small module; this file only wires them to commander
+// and maps outcomes to exit codes (0 ok, 1 problems found, 2 usage or input errors).
+import { Command, CommanderError } from "commander";
+import { stylish, jsonFormat } from "./format.js";
+import { defaultTargets, lint } from "./lint.js";
+import { listPresets, listRules } from "./list.js";
+
+export type Io = { out: (s: string) => void; err: (s: string) => void };
+
+const stdio: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
+
+export async function main(argv: string[], io: Io = stdio): Promise<number> {
+  let code = 0;
+  const program = new Command("acp")
+    .description("opencode-acp: agentic context pruning for OpenCode")
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err });
+
+  const rules = program.command("rules").description("check, list and test pruning rules");
+  rules
+    .command("lint [paths...]")
+    .description("lint rule files, presets and acp.jsonc (default: built-in and configured locations)")
+    .option("--format <format>", "stylish | json", "stylish")
+    .option("--max-warnings <n>", "fail when there are more warnings than this", (v) => Number.parseInt(v, 10))
+    .action((paths: string[], opts: { format: string; maxWarnings?: number }) => {
+      if (!["stylish", "json"].includes(opts.format)) throw new CommanderError(2, "acp.usage", `unknown format "${opts.format}" (stylish | json)`);
+      const problems = lint(paths.length ? paths : defaultTargets(process.cwd()));
+      const text = opts.format === "json" ? jsonFormat(problems) : stylish(problems);
+      if (text) io.out(`${text}\n`);
+      const errors = problems.filter((p) => p.severity === "error").length;
+      const warnings = problems.length - errors;
+      code = errors > 0 || (opts.maxWarnings !== undefined && warnings > opts.maxWarnings) ? 1 : 0;
+    });
+  rules
+    .command("list")
+    .description("list rules with phase, action, presets and description")
+    .option("--rules <paths...>", "extra rule files or folders")
+    .action((opts: { rules?: string[] }) => io.out(`${listRules(opts.rules)}\n`));
+  program
+    .command("presets")
+    .description("show the three presets side by side")
+    .action(() => io.out(`${listPresets()}\n`));
+
+  for (const extend of extensions) await extend(program, io, (c) => (code = c));
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+      if (e.code !== "commander.executeSubCommandAsync" && e.exitCode !== 0) {
+        if (e.code === "acp.usage") io.err(`error: ${e.message}\n`);
+        return 2;
+      }
+      return 0;
+    }
+    io.err(`error: ${(e as Error).message}\n`);
+    return 2;
+  }
+  return code;
+}
+
+/** Subcommands living in their own modules register here. */
+const extensions: ((program: Command, io: Io, setCode: (c: number) => void) => void | Promise<void>)[] = [];

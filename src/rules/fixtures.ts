@@ -1,0 +1,688 @@
+// Semgrep-style rule tests. A fixture is a short session written compactly in YAML; comments
+// right above a part say what the rule under test must do to it:
+//   # ruleid: <id>      the rule must decide this part          (TP, or FN when it does not)
+//   # ok: <id>          the rule must leave this part alone     (TN, or FP when it decides it)
+//   # todoruleid: <id>  known gap: should decide but does not   (counted as todo; fails once fixed)
+//   # todook: <id>      known gap: decides but should not       (counted as todo; fails once fixed)
+// The runner builds real OpenCode messages, enables only the rule under test plus the protect
+// rules, runs createPruner's transform (commit batching off) and compares explain() with the
+// annotations. Comments are read from the yaml package's Document (which node they belong to)
+// and CST (where they are), never by scanning the raw text.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, Parser, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
+import { createPruner } from "../engine/pruner.js";
+import { toolResultText } from "../graph/graph.js";
+import type { Message, Part } from "../graph/types.js";
+import { defaultConfig } from "./config.js";
+import { didYouMean } from "./problems.js";
+import type { AcpConfig, RuleSetting } from "./types.js";
+
+// ── Types ────────────────────────────────────────────────────────────────────────────────
+
+export const ANNOTATION_KINDS = ["ruleid", "ok", "todoruleid", "todook"] as const;
+export type AnnotationKind = (typeof ANNOTATION_KINDS)[number];
+
+export interface Where {
+  file: string;
+  line: number;
+  col: number;
+}
+
+export interface Annotation extends Where {
+  kind: AnnotationKind;
+  rule: string;
+  partId: string;
+}
+
+/** Expected rendering of one part after the last call (inline `expect:` or the .fixed file). */
+export interface PartExpectation extends Where {
+  partId: string;
+  output?: string; // tool result text as sent (output, or error for failed calls)
+  input?: unknown; // tool input
+  text?: string; // text/reasoning text (also a file part turned into text)
+  type?: string; // part type after rendering
+  dropped?: boolean; // part removed from the request
+}
+
+export interface Fixture {
+  file: string;
+  rule: string;
+  ruleWhere: Where;
+  description?: string;
+  preset: string;
+  /** Param/option overrides for the rule under test, as a preset's `with`. */
+  with?: Record<string, unknown>;
+  /** Extra per-rule settings (on/off/{with}) applied last, e.g. to enable a rule a protect rule guards against. */
+  rules: Record<string, { setting: RuleSetting; where: Where }>;
+  config: Partial<AcpConfig>;
+  ruleFiles: string[];
+  /** Number of transform calls replayed over growing prefixes (message by message), ending with the whole session. */
+  calls: number | "all";
+  messages: Message[];
+  partWhere: Map<string, Where>;
+  annotations: Annotation[];
+  expect: PartExpectation[];
+}
+
+/** A fixture that cannot be read or understood (exit code 2), located at file:line:col. */
+export class FixtureError extends Error {
+  constructor(
+    readonly where: Where,
+    readonly detail: string,
+  ) {
+    super(`${where.file}:${where.line}:${where.col}: ${detail}`);
+  }
+}
+
+export interface Counts {
+  tp: number;
+  fp: number;
+  fn: number;
+  tn: number;
+  todo: number;
+}
+
+export type MismatchKind = "FP" | "FN" | "todo-fixed" | "expect" | "engine-error" | "todo";
+
+export interface Mismatch extends Where {
+  kind: MismatchKind;
+  rule: string;
+  partId?: string;
+  message: string;
+}
+
+export interface FixtureResult {
+  file: string;
+  rule: string;
+  counts: Record<string, Counts>;
+  /** Failures: FP, FN, todo annotations whose gap closed, wrong renderings, engine errors. */
+  mismatches: Mismatch[];
+  /** Known gaps (todoruleid/todook still behaving as recorded): reported, not failing. */
+  todos: Mismatch[];
+}
+
+// ── Parsing ──────────────────────────────────────────────────────────────────────────────
+
+const FIXTURE_KEYS = ["rule", "description", "preset", "with", "rules", "config", "ruleFiles", "calls", "expect", "turns"];
+const TURN_KEYS = ["user", "assistant", "id"];
+const PART_KEYS = ["id", "type", "tool", "input", "output", "status", "error", "text", "synthetic", "ignored", "mime", "filename", "url", "compacted", "annotations"];
+const EXPECT_KEYS = ["output", "input", "text", "type", "dropped"];
+const ANNOTATION_LINE = /^\s*(todoruleid|todook|ruleid|ok)\s*:\s*(.*?)\s*$/;
+
+interface CommentToken {
+  offset: number;
+  source: string;
+}
+
+/** Parse state of one YAML (or JSON) file: locations and the comments still unclaimed. */
+class Source {
+  readonly lc = new LineCounter();
+  readonly doc: Document;
+  /** Every comment in the file with its offset, from the CST. */
+  readonly comments: CommentToken[] = [];
+  /** Nodes whose annotation comments were attached to a part (others are misplaced). */
+  readonly claimed = new Set<unknown>();
+
+  constructor(
+    readonly file: string,
+    readonly text: string,
+  ) {
+    this.doc = parseDocument(text, { lineCounter: this.lc, schema: "core", customTags: [], uniqueKeys: true, prettyErrors: false });
+    const err = this.doc.errors[0];
+    if (err) throw new FixtureError(this.pos(err.pos[0]), `YAML: ${err.message.split("\n")[0]}`);
+    for (const token of new Parser().parse(text)) collectComments(token, this.comments);
+    this.comments.sort((a, b) => a.offset - b.offset);
+  }
+
+  pos(offset: number): Where {
+    const p = this.lc.linePos(offset);
+    return { file: this.file, line: p.line, col: p.col };
+  }
+
+  at(node: unknown): Where {
+    const range = (node as YamlNode | undefined)?.range;
+    return range ? this.pos(range[0]) : { file: this.file, line: 1, col: 1 };
+  }
+
+  fail(node: unknown, message: string): never {
+    throw new FixtureError(this.at(node), message);
+  }
+
+  js(node: unknown): unknown {
+    return node === undefined || node === null ? undefined : (node as YamlNode).toJS(this.doc);
+  }
+
+  /** Where the comment line `text` (without '#') sits, searching back from `before`. */
+  commentAt(text: string, before: number, notAfter: number): CommentToken | undefined {
+    for (let i = this.comments.length - 1; i >= 0; i--) {
+      const c = this.comments[i];
+      if (c.offset < before && c.offset < notAfter && c.source.slice(1) === text) return c;
+    }
+    return undefined;
+  }
+}
+
+/** CST tokens are plain objects; comments appear in item.start, item.sep, document.start, … */
+function collectComments(token: unknown, out: CommentToken[]): void {
+  if (Array.isArray(token)) {
+    for (const t of token) collectComments(t, out);
+    return;
+  }
+  if (!token || typeof token !== "object") return;
+  const t = token as { type?: string; offset?: number; source?: string };
+  if (t.type === "comment" && typeof t.offset === "number" && typeof t.source === "string") {
+    out.push({ offset: t.offset, source: t.source });
+    return;
+  }
+  for (const v of Object.values(token)) if (v && typeof v === "object") collectComments(v, out);
+}
+
+function mapOf(src: Source, node: unknown, what: string): YAMLMap {
+  if (!isMap(node)) src.fail(node, `${what} must be a mapping`);
+  return node as YAMLMap;
+}
+
+function checkKeys(src: Source, map: YAMLMap, allowed: string[], what: string): void {
+  for (const pair of map.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    if (!allowed.includes(key)) src.fail(pair.key, `unknown key "${key}" in ${what}${didYouMean(key, allowed)} (known: ${allowed.join(", ")})`);
+  }
+}
+
+const get = (map: YAMLMap, key: string): YamlNode | undefined => map.get(key, true) as YamlNode | undefined;
+
+/** Strings may be written out or generated: `{lines: 200, width: 60}` (numbered filler lines). */
+function stringValue(src: Source, node: YamlNode | undefined, what: string): string | undefined {
+  if (node === undefined) return undefined;
+  if (isMap(node)) {
+    checkKeys(src, node, ["lines", "width"], `generated ${what}`);
+    const { lines, width = 40 } = src.js(node) as { lines?: unknown; width?: unknown };
+    if (!Number.isInteger(lines) || (lines as number) < 1 || !Number.isInteger(width) || (width as number) < 8)
+      src.fail(node, `generated ${what} needs {lines: N >= 1, width?: W >= 8}`);
+    return generateLines(lines as number, width as number);
+  }
+  const v = src.js(node);
+  if (typeof v !== "string") src.fail(node, `${what} must be a string or {lines, width}`);
+  return v as string;
+}
+
+const FILLER = "the quick brown fox jumps over the lazy dog ";
+export function generateLines(lines: number, width: number): string {
+  const out: string[] = [];
+  for (let i = 1; i <= lines; i++) {
+    const head = `${i}: `;
+    out.push(head + FILLER.repeat(Math.ceil(width / FILLER.length)).slice(0, Math.max(0, width - head.length)));
+  }
+  return out.join("\n");
+}
+
+/** Annotation lines of a comment block, located via the CST comment tokens. */
+function annotationsIn(src: Source, comment: string | undefined | null, nodeStart: number, partId: string): Annotation[] {
+  if (!comment) return [];
+  const out: Annotation[] = [];
+  let limit = nodeStart;
+  const lines = comment.split("\n");
+  // Walk bottom-up so each line is matched to the nearest comment token above the previous one.
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = ANNOTATION_LINE.exec(lines[i]);
+    const token = src.commentAt(lines[i], nodeStart, limit);
+    if (token) limit = token.offset;
+    if (!m) continue;
+    const where = token ? src.pos(token.offset) : src.pos(nodeStart);
+    const ids = m[2].split(",").map((s) => s.trim()).filter(Boolean);
+    if (!ids.length) throw new FixtureError(where, `annotation "${m[1]}:" names no rule id`);
+    for (const rule of ids) out.push({ ...where, kind: m[1] as AnnotationKind, rule, partId });
+  }
+  return out.reverse();
+}
+
+/** `annotations: ["ruleid: x"]` inside a part: the way to annotate JSON fixtures (no comments). */
+function inlineAnnotations(src: Source, node: YamlNode | undefined, partId: string): Annotation[] {
+  if (node === undefined) return [];
+  if (!isSeq(node)) src.fail(node, `annotations must be a list like ["ruleid: read-supersedes-read"]`);
+  return (node as YAMLSeq).items.map((item) => {
+    const m = ANNOTATION_LINE.exec(String(src.js(item)));
+    if (!m || !m[2]) src.fail(item, `annotation must read "<ruleid|ok|todoruleid|todook>: <rule id>"`);
+    return { ...src.at(item), kind: m[1] as AnnotationKind, rule: m[2], partId };
+  });
+}
+
+function parseExpectations(src: Source, node: YamlNode | undefined): PartExpectation[] {
+  if (node === undefined) return [];
+  const map = mapOf(src, node, "expect");
+  return map.items.map((pair) => {
+    const partId = String(src.js(pair.key));
+    const exp = mapOf(src, pair.value, `expect.${partId}`);
+    checkKeys(src, exp, EXPECT_KEYS, `expect.${partId}`);
+    const out: PartExpectation = { ...src.at(pair.key), partId };
+    for (const k of ["output", "text", "type"] as const) if (exp.has(k)) out[k] = stringValue(src, get(exp, k), `expect.${partId}.${k}`);
+    if (exp.has("input")) out.input = src.js(get(exp, "input"));
+    if (exp.has("dropped")) out.dropped = src.js(get(exp, "dropped")) === true;
+    return out;
+  });
+}
+
+export function parseFixture(file: string, text?: string): Fixture {
+  if (text === undefined) text = readText(file);
+  const src = new Source(file, text);
+  const root = mapOf(src, src.doc.contents, "a fixture");
+  checkKeys(src, root, FIXTURE_KEYS, "the fixture");
+  const ruleNode = get(root, "rule");
+  const rule = src.js(ruleNode);
+  if (typeof rule !== "string" || !rule) src.fail(ruleNode ?? root, `a fixture needs "rule: <rule id>" (the rule under test)`);
+  const opt = <T>(key: string, check: (v: unknown) => boolean, expected: string): T | undefined => {
+    const node = get(root, key);
+    const v = src.js(node);
+    if (v !== undefined && !check(v)) src.fail(node, `"${key}" must be ${expected}`);
+    return v as T | undefined;
+  };
+  const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+  const calls = opt<number | "all">("calls", (v) => v === "all" || (Number.isInteger(v) && (v as number) >= 1), `a number >= 1 or "all"`) ?? 1;
+  const config = opt<Partial<AcpConfig>>("config", isObject, "a mapping (acp.jsonc keys)") ?? {};
+  const known = Object.keys(defaultConfig());
+  const configNode = get(root, "config");
+  if (isMap(configNode)) checkKeys(src, configNode, known.filter((k) => k !== "rules" && k !== "preset"), "config");
+  const ruleFiles = (opt<string[]>("ruleFiles", (v) => Array.isArray(v) && v.every((s) => typeof s === "string"), "a list of paths") ?? []).map((f) => resolve(dirname(file), f));
+  const rules: Fixture["rules"] = {};
+  const rulesNode = get(root, "rules");
+  if (rulesNode !== undefined)
+    for (const pair of mapOf(src, rulesNode, "rules").items) {
+      const setting = src.js(pair.value) as RuleSetting;
+      const ok = setting === "on" || setting === "off" || (isObject(setting) && isObject((setting as any).with) && Object.keys(setting).length === 1);
+      if (!ok) src.fail(pair.value ?? pair.key, `rule setting must be on, off or {with: {...}}`);
+      rules[String(src.js(pair.key))] = { setting, where: src.at(pair.key) };
+    }
+  const session = buildSession(src, get(root, "turns"));
+  return {
+    file,
+    rule: rule as string,
+    ruleWhere: src.at(ruleNode),
+    description: opt<string>("description", (v) => typeof v === "string", "a string"),
+    preset: opt<string>("preset", (v) => typeof v === "string", "a preset name or path") ?? "balanced",
+    with: opt<Record<string, unknown>>("with", isObject, "a mapping of params/options"),
+    rules,
+    config,
+    ruleFiles,
+    calls,
+    ...session,
+    expect: [...parseExpectations(src, get(root, "expect")), ...goldenExpectations(file)],
+  };
+}
+
+/** `<name>.session.fixed.yaml` (or .json) next to the fixture: partId → expected rendering. */
+function goldenExpectations(file: string): PartExpectation[] {
+  const m = /\.session\.(ya?ml|json)$/.exec(file);
+  if (!m) return [];
+  for (const ext of ["yaml", "yml", "json"]) {
+    const golden = file.slice(0, m.index) + `.session.fixed.${ext}`;
+    let text: string;
+    try {
+      text = readFileSync(golden, "utf8");
+    } catch {
+      continue;
+    }
+    const src = new Source(golden, text);
+    return parseExpectations(src, src.doc.contents as YamlNode);
+  }
+  return [];
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new FixtureError({ file, line: 1, col: 1 }, code === "ENOENT" ? "file not found" : `cannot read file (${code ?? (e as Error).message})`);
+  }
+}
+
+// ── Session building ─────────────────────────────────────────────────────────────────────
+
+const T0 = 1_700_000_000_000;
+
+function buildSession(src: Source, turnsNode: YamlNode | undefined): Pick<Fixture, "messages" | "partWhere" | "annotations"> {
+  if (!isSeq(turnsNode) || turnsNode.items.length === 0) src.fail(turnsNode, `a fixture needs "turns:", a list of {user: ...} / {assistant: [...]} messages`);
+  const sessionID = `fixture_${basename(src.file).replace(/[^A-Za-z0-9_.-]/g, "_")}`;
+  const messages: Message[] = [];
+  const partWhere = new Map<string, Where>();
+  const annotations: Annotation[] = [];
+  let lastUser: string | undefined;
+  (turnsNode as YAMLSeq).items.forEach((turnNode, mi) => {
+    const turn = mapOf(src, turnNode, "a turn");
+    checkKeys(src, turn, TURN_KEYS, "a turn");
+    const role = ["user", "assistant"].filter((r) => turn.has(r));
+    if (role.length !== 1) src.fail(turn, `a turn has exactly one of "user:" or "assistant:"`);
+    const msgId = String(src.js(get(turn, "id")) ?? `msg_${String(mi + 1).padStart(3, "0")}`);
+    const info: Message["info"] = { id: msgId, sessionID, role: role[0], time: { created: T0 + mi * 1000 } };
+    if (role[0] === "assistant") Object.assign(info, { parentID: lastUser, providerID: "fixture", modelID: "fixture-model", mode: "build" });
+    else lastUser = msgId;
+    const body = get(turn, role[0]);
+    // `user: "text"` is shorthand for one text part.
+    const items: unknown[] = isSeq(body) ? body.items : [body];
+    const parts = items.map((item, pi) => {
+      const part = buildPart(src, item as YamlNode, { sessionID, msgId, index: pi, time: T0 + mi * 1000 + pi });
+      if (partWhere.has(part.id)) src.fail(item, `duplicate part id "${part.id}"`);
+      partWhere.set(part.id, src.at(item));
+      // The first item's comments belong to the list itself in the Document model.
+      const own = (item as YamlNode).commentBefore;
+      const fromList = pi === 0 && isSeq(body) ? body.commentBefore : undefined;
+      if (fromList) src.claimed.add(body);
+      if (own) src.claimed.add(item);
+      const start = (item as YamlNode).range?.[0] ?? 0;
+      const listStart = (body as YamlNode | undefined)?.range?.[0] ?? start;
+      annotations.push(...annotationsIn(src, fromList, listStart, part.id), ...annotationsIn(src, own, start, part.id));
+      if (isMap(item)) annotations.push(...inlineAnnotations(src, get(item, "annotations"), part.id));
+      return part;
+    });
+    messages.push({ info, parts });
+  });
+  rejectStrayAnnotations(src);
+  return { messages, partWhere, annotations };
+}
+
+/** An annotation comment anywhere but right above a part would silently test nothing. */
+function rejectStrayAnnotations(src: Source): void {
+  const stray = (comment: string | null | undefined, node: unknown, before: number) => {
+    if (!comment || src.claimed.has(node)) return;
+    for (const line of comment.split("\n"))
+      if (ANNOTATION_LINE.test(line)) {
+        const token = src.commentAt(line, before === Infinity ? Infinity : before + 1, Infinity) ?? src.comments.find((c) => c.source.slice(1) === line);
+        throw new FixtureError(token ? src.pos(token.offset) : src.at(node), `annotation "${line.trim()}" is not directly above a part (put it on the line(s) right above a "- {...}" part item)`);
+      }
+  };
+  stray(src.doc.commentBefore, src.doc, Infinity);
+  stray(src.doc.comment, src.doc, Infinity);
+  visit(src.doc, {
+    Node(_key, node) {
+      stray(node.commentBefore, node, node.range?.[0] ?? Infinity);
+      stray(node.comment, node, Infinity);
+    },
+  });
+}
+
+interface PartContext {
+  sessionID: string;
+  msgId: string;
+  index: number;
+  time: number;
+}
+
+function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
+  const base = { sessionID: pc.sessionID, messageID: pc.msgId };
+  const autoId = `${pc.msgId}_p${pc.index + 1}`;
+  if (isScalar(node)) return { id: autoId, ...base, type: "text", text: stringValue(src, node, "text")! };
+  const map = mapOf(src, node, "a part");
+  checkKeys(src, map, PART_KEYS, "a part");
+  const v = (k: string) => src.js(get(map, k));
+  const str = (k: string) => stringValue(src, get(map, k), k);
+  const id = String(v("id") ?? autoId);
+  const type = (v("type") as string | undefined) ?? (map.has("tool") ? "tool" : "text");
+  if (type === "tool") {
+    const tool = v("tool");
+    if (typeof tool !== "string") src.fail(map, `a tool part needs "tool: <name>"`);
+    const input = v("input") ?? {};
+    if (typeof input !== "object" || Array.isArray(input)) src.fail(get(map, "input"), `input must be a mapping`);
+    const status = (v("status") as string | undefined) ?? (map.has("error") ? "error" : "completed");
+    const time: Record<string, number> = { start: pc.time, end: pc.time + 1 };
+    let state: Part["state"];
+    if (status === "completed") {
+      if (map.has("error")) src.fail(get(map, "error"), `a completed call has "output", not "error"`);
+      if (v("compacted") === true) time.compacted = pc.time + 2;
+      state = { status, input: input as Record<string, unknown>, output: str("output") ?? "", title: tool, metadata: {}, time };
+    } else if (status === "error") {
+      if (map.has("output")) src.fail(get(map, "output"), `a failed call has "error", not "output"`);
+      state = { status, input: input as Record<string, unknown>, error: str("error") ?? "Error", metadata: {}, time };
+    } else if (status === "running" || status === "pending") state = { status, input: input as Record<string, unknown>, time: { start: pc.time } };
+    else src.fail(get(map, "status"), `status must be completed, error, running or pending`);
+    return { id, ...base, type, tool, callID: `call_${id}`, state };
+  }
+  for (const k of ["tool", "input", "output", "status", "error", "compacted"])
+    if (map.has(k)) src.fail(get(map, k), `"${k}" belongs to tool parts (this part is type ${type})`);
+  const part: Part = { id, ...base, type };
+  if (type === "text" || type === "reasoning") {
+    part.text = str("text") ?? "";
+    if (type === "reasoning") part.time = { start: pc.time, end: pc.time + 1 };
+  } else if (type === "file") {
+    part.mime = (v("mime") as string | undefined) ?? "text/plain";
+    part.filename = v("filename") as string | undefined;
+    part.url = str("url") ?? "";
+  } else if (map.has("text")) part.text = str("text");
+  if (v("synthetic") === true) part.synthetic = true;
+  if (v("ignored") === true) part.ignored = true;
+  return part;
+}
+
+// ── Running ──────────────────────────────────────────────────────────────────────────────
+
+interface Replay {
+  /** partId → rules that decided it (any slot). */
+  decided: Map<string, Set<string>>;
+  rendered: Message[];
+  errors: string[];
+}
+
+function pruneConfig(fx: Fixture, settings: Record<string, RuleSetting>): Partial<AcpConfig> {
+  const d = defaultConfig();
+  const c = fx.config;
+  return {
+    ...c,
+    preset: fx.preset,
+    rules: settings,
+    // Lists add to the defaults, as in acp.jsonc.
+    protectedTools: [...new Set([...d.protectedTools, ...(c.protectedTools ?? [])])],
+    protectedFiles: [...new Set([...d.protectedFiles, ...(c.protectedFiles ?? [])])],
+    // Fixtures test matching, not batching: every decision applies on the call that makes it.
+    commit: { minTokens: 0, pressureTokens: 0 },
+  };
+}
+
+function replay(fx: Fixture, settings: Record<string, RuleSetting>): Replay {
+  const errors: string[] = [];
+  const pruner = createPruner({ config: pruneConfig(fx, settings), rules: fx.ruleFiles, onError: (e) => errors.push((e as Error)?.message ?? String(e)) });
+  const bad = pruner.problems.find((p) => p.severity === "error");
+  if (bad) throw new FixtureError({ file: bad.file, line: bad.line, col: bad.col }, `${bad.message} (${bad.ruleId})`);
+  const n = fx.messages.length;
+  const calls = fx.calls === "all" ? n : Math.min(fx.calls, n);
+  let rendered: Message[] = [];
+  // Each call gets a fresh copy, as OpenCode rebuilds the request from its history every time.
+  for (let k = n - calls + 1; k <= n; k++) {
+    rendered = structuredClone(fx.messages.slice(0, k));
+    pruner.transform(rendered);
+  }
+  const decided = new Map<string, Set<string>>();
+  for (const e of pruner.explain(fx.messages[0].info.sessionID)) {
+    let s = decided.get(e.partId);
+    if (!s) decided.set(e.partId, (s = new Set()));
+    s.add(e.rule);
+  }
+  return { decided, rendered, errors };
+}
+
+function ruleCatalogue(fx: Fixture): Map<string, string> {
+  const pruner = createPruner({ config: pruneConfig(fx, {}), rules: fx.ruleFiles });
+  const bad = pruner.problems.find((p) => p.severity === "error");
+  if (bad) throw new FixtureError({ file: bad.file, line: bad.line, col: bad.col }, `${bad.message} (${bad.ruleId})`);
+  return new Map(pruner.resolved.all.map((e) => [e.spec.id, e.spec.phase]));
+}
+
+function unknownRule(known: Map<string, string>, id: string, where: Where): never {
+  throw new FixtureError(where, `unknown rule "${id}"${didYouMean(id, known.keys())}`);
+}
+
+/** Only the rule under test and the protect rules are on, unless the fixture's `rules:` says otherwise. */
+function settingsFor(fx: Fixture, known: Map<string, string>): Record<string, RuleSetting> {
+  const s: Record<string, RuleSetting> = {};
+  for (const [id, phase] of known) s[id] = phase === "protect" || id === fx.rule ? "on" : "off";
+  if (fx.with) s[fx.rule] = { with: fx.with };
+  for (const [id, { setting, where }] of Object.entries(fx.rules)) {
+    if (!known.has(id)) unknownRule(known, id, where);
+    s[id] = setting;
+  }
+  return s;
+}
+
+const emptyCounts = (): Counts => ({ tp: 0, fp: 0, fn: 0, tn: 0, todo: 0 });
+
+export function runFixture(fx: Fixture): FixtureResult {
+  const known = ruleCatalogue(fx);
+  if (!known.has(fx.rule)) unknownRule(known, fx.rule, fx.ruleWhere);
+  const settings = settingsFor(fx, known);
+  for (const a of fx.annotations) {
+    if (!known.has(a.rule)) unknownRule(known, a.rule, a);
+    if (settings[a.rule] === "off") throw new FixtureError(a, `rule "${a.rule}" is off in this fixture; turn it on under "rules:" or remove the annotation`);
+  }
+  const main = replay(fx, settings);
+  // A protect rule decides nothing itself: it "decides" a part when turning it off lets
+  // another rule prune that part (a differential run with the protect rule off).
+  const protectCache = new Map<string, Set<string>>();
+  const decidedBy = (rule: string): Set<string> => {
+    if (known.get(rule) !== "protect") return new Set([...main.decided].filter(([, rules]) => rules.has(rule)).map(([id]) => id));
+    let parts = protectCache.get(rule);
+    if (!parts) {
+      const without = replay(fx, { ...settings, [rule]: "off" });
+      parts = new Set([...without.decided].filter(([id, rules]) => [...rules].some((r) => !main.decided.get(id)?.has(r))).map(([id]) => id));
+      protectCache.set(rule, parts);
+    }
+    return parts;
+  };
+
+  const result: FixtureResult = { file: fx.file, rule: fx.rule, counts: {}, mismatches: [], todos: [] };
+  const count = (rule: string) => (result.counts[rule] ??= emptyCounts());
+  const fail = (m: Mismatch) => result.mismatches.push(m);
+  count(fx.rule);
+  for (const message of main.errors) fail({ ...fx.ruleWhere, kind: "engine-error", rule: fx.rule, message: `the engine reported an error: ${message}` });
+  const describe = (partId: string) => {
+    const rules = main.decided.get(partId);
+    return rules?.size ? `decided by: ${[...rules].join(", ")}` : "no rule decided it";
+  };
+  for (const a of fx.annotations) {
+    const fired = decidedBy(a.rule).has(a.partId);
+    const c = count(a.rule);
+    const base = { file: a.file, line: a.line, col: a.col, rule: a.rule, partId: a.partId };
+    if (a.kind === "ruleid") {
+      if (fired) c.tp++;
+      else {
+        c.fn++;
+        fail({ ...base, kind: "FN", message: `expected ${a.rule} to decide ${a.partId}, but it did not (${describe(a.partId)})` });
+      }
+    } else if (a.kind === "ok") {
+      if (!fired) c.tn++;
+      else {
+        c.fp++;
+        fail({ ...base, kind: "FP", message: `expected ${a.rule} to leave ${a.partId} alone, but it decided it` });
+      }
+    } else {
+      // todo annotations record today's behaviour of a known gap; a change means the gap closed.
+      const gapOpen = a.kind === "todoruleid" ? !fired : fired;
+      const want = a.kind === "todoruleid" ? "ruleid" : "ok";
+      if (gapOpen) {
+        c.todo++;
+        result.todos.push({ ...base, kind: "todo", message: `known gap: ${a.kind}: ${a.rule} on ${a.partId}` });
+      } else fail({ ...base, kind: "todo-fixed", message: `${a.kind}: ${a.rule} on ${a.partId} now behaves as wanted: change the annotation to "${want}:"` });
+    }
+  }
+  // Semgrep counts an unannotated match as a false positive: every part the rule under test
+  // decides must carry a ruleid (or todook) annotation, so a fixture cannot hide surprises.
+  const annotated = new Set(fx.annotations.filter((a) => a.rule === fx.rule && (a.kind === "ruleid" || a.kind === "todook" || a.kind === "ok")).map((a) => a.partId));
+  for (const partId of decidedBy(fx.rule))
+    if (!annotated.has(partId)) {
+      count(fx.rule).fp++;
+      const where = fx.partWhere.get(partId) ?? fx.ruleWhere;
+      fail({ ...where, kind: "FP", rule: fx.rule, partId, message: `${fx.rule} decided ${partId}, which has no annotation (add "# ruleid: ${fx.rule}" above it if that is intended)` });
+    }
+  for (const e of fx.expect) checkExpectation(e, main.rendered, fx.rule, fail);
+  result.mismatches.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+  return result;
+}
+
+function findPart(messages: Message[], id: string): Part | undefined {
+  for (const m of messages) for (const p of m.parts) if (p.id === id) return p;
+  return undefined;
+}
+
+function checkExpectation(e: PartExpectation, rendered: Message[], rule: string, fail: (m: Mismatch) => void): void {
+  const part = findPart(rendered, e.partId);
+  const mismatch = (what: string, want: unknown, got: unknown) =>
+    fail({ file: e.file, line: e.line, col: e.col, kind: "expect", rule, partId: e.partId, message: `${e.partId} ${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}` });
+  if (e.dropped !== undefined && (part === undefined) !== e.dropped) mismatch("dropped", e.dropped, part === undefined);
+  if (!part) {
+    if (e.dropped !== true) for (const k of ["output", "input", "text", "type"] as const) if (e[k] !== undefined) mismatch(k, e[k], undefined);
+    return;
+  }
+  if (e.output !== undefined && toolResultText(part) !== e.output) mismatch("output", e.output, part.type === "tool" ? toolResultText(part) : undefined);
+  if (e.input !== undefined && !isDeepStrictEqual(part.state?.input, e.input)) mismatch("input", e.input, part.state?.input);
+  if (e.text !== undefined && part.text !== e.text) mismatch("text", e.text, part.text);
+  if (e.type !== undefined && part.type !== e.type) mismatch("type", e.type, part.type);
+}
+
+// ── Many fixtures ────────────────────────────────────────────────────────────────────────
+
+const FIXTURE_FILE = /\.session\.(ya?ml|json)$/;
+
+/** Fixture files under the given files and folders (folders recursively, sorted). */
+export function findFixtureFiles(paths: string[]): { files: string[]; errors: FixtureError[] } {
+  const files: string[] = [];
+  const errors: FixtureError[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      if (name.startsWith(".") || name === "node_modules") continue;
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (FIXTURE_FILE.test(name)) files.push(p);
+    }
+  };
+  for (const p of paths) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch {
+      errors.push(new FixtureError({ file: p, line: 1, col: 1 }, "no such file or folder"));
+      continue;
+    }
+    if (isDir) walk(p);
+    else files.push(p);
+  }
+  return { files: [...new Set(files)], errors };
+}
+
+export interface RunSummary {
+  results: FixtureResult[];
+  errors: FixtureError[];
+  /** Per rule, summed over all fixtures, sorted by rule id. */
+  counts: [string, Counts][];
+  mismatches: Mismatch[];
+  todos: Mismatch[];
+}
+
+export function runFixtureFile(file: string): FixtureResult {
+  return runFixture(parseFixture(file));
+}
+
+export function runFixtures(paths: string[]): RunSummary {
+  const { files, errors } = findFixtureFiles(paths);
+  const results: FixtureResult[] = [];
+  for (const file of files) {
+    try {
+      results.push(runFixtureFile(file));
+    } catch (e) {
+      if (e instanceof FixtureError) errors.push(e);
+      else errors.push(new FixtureError({ file, line: 1, col: 1 }, `internal error: ${(e as Error)?.message ?? String(e)}`));
+    }
+  }
+  const totals = new Map<string, Counts>();
+  for (const r of results)
+    for (const [rule, c] of Object.entries(r.counts)) {
+      const t = totals.get(rule) ?? emptyCounts();
+      for (const k of ["tp", "fp", "fn", "tn", "todo"] as const) t[k] += c[k];
+      totals.set(rule, t);
+    }
+  return {
+    results,
+    errors,
+    counts: [...totals].sort(([a], [b]) => a.localeCompare(b)),
+    mismatches: results.flatMap((r) => r.mismatches),
+    todos: results.flatMap((r) => r.todos),
+  };
+}
