@@ -5,6 +5,7 @@ import { Command, CommanderError } from "commander";
 import { stylish, jsonFormat } from "./format.js";
 import { defaultTargets, lint } from "./lint.js";
 import { listPresets, listRules } from "./list.js";
+import { registerSimulate } from "./simulate.js";
 
 export type Io = { out: (s: string) => void; err: (s: string) => void };
 
@@ -62,4 +63,4 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
 }
 
 /** Subcommands living in their own modules register here. */
-const extensions: ((program: Command, io: Io, setCode: (c: number) => void) => void | Promise<void>)[] = [];
+const extensions: ((program: Command, io: Io, setCode: (c: number) => void) => void | Promise<void>)[] = [registerSimulate];

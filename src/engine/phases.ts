@@ -112,13 +112,22 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     for (const w of list) (w.node.msgIndex > sentIdx || w.rule.spec.commit === "immediate" ? now : later).push(w);
     const pendingTokens = later.reduce((s, w) => s + w.tokens, 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure)) now.push(...later.splice(0));
+    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens))) now.push(...later.splice(0));
     for (const w of now) {
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls };
       if (w.by) d.by = w.by;
       (decisions[w.node.part.id] ??= {})[w.slot] = d;
     }
     return { committed: now.length, pending: later.length, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
+  }
+
+  /** Cache break-even: is freeing `freed` tokens worth re-caching everything after the first edit? */
+  function paysOff(list: Wanted[], freed: number): boolean {
+    if (!(policy.breakEven > 0) || freed <= 0) return false;
+    const first = Math.min(...list.map((w) => w.node.index));
+    let after = 0;
+    for (let i = first; i < nodes.length; i++) after += nodes[i].outputChars + (typeof nodes[i].part.text === "string" ? nodes[i].part.text!.length : 0);
+    return freed * Math.max(1, state.calls) >= policy.breakEven * tokensOf(after);
   }
 
   function sentMessageIndex(): number {

@@ -388,7 +388,7 @@ function rejectStrayAnnotations(src: Source): void {
     if (!comment || src.claimed.has(node)) return;
     for (const line of comment.split("\n"))
       if (ANNOTATION_LINE.test(line)) {
-        const token = src.commentAt(line, before === Infinity ? Infinity : before + 1, Infinity) ?? src.comments.find((c) => c.source.slice(1) === line);
+        const token = src.commentAt(line, before, Infinity);
         throw new FixtureError(token ? src.pos(token.offset) : src.at(node), `annotation "${line.trim()}" is not directly above a part (put it on the line(s) right above a "- {...}" part item)`);
       }
   };

@@ -49,6 +49,13 @@ export interface CommitPolicy {
   minTokens: number;
   /** Apply pending decisions at once when the prompt exceeds this many tokens (0 = never). */
   pressureTokens: number;
+  /**
+   * Cache break-even factor (0 = off). Pruning D tokens at a point with T tokens after it costs a
+   * one-off re-cache of T and saves D on every later call; on Anthropic prices it pays after about
+   * 11.5·T/D calls. Pending prunes apply when D × (calls so far, as the estimate of calls to come)
+   * ≥ breakEven × T.
+   */
+  breakEven: number;
 }
 
 export interface Preset {
