@@ -9,11 +9,21 @@ import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import type { Decision } from "./state.js";
+import { manualPatch } from "./manual.js";
+
+/** What decided a part: a compiled rule, or the model's own request. */
+interface Decider {
+  id: string;
+  action: { name: string };
+  spec: { commit?: "batch" | "immediate" };
+}
+
+const MANUAL: Decider = { id: "manual", action: { name: "manual" }, spec: { commit: "immediate" } };
 
 interface Wanted {
   node: PartNode;
   slot: "output" | "input";
-  rule: CompiledRule;
+  rule: Decider;
   patch: Patch;
   tokens: number;
   by?: string;
@@ -41,11 +51,18 @@ export interface CallResult {
   rebuilt: boolean;
 }
 
+/** The protect phase alone: fills rt.protectedBy for the runtime's current graph. */
+export function evaluateProtection(rt: SessionRuntime): void {
+  rt.protectedBy = new Map();
+  const nodes = rt.graph.nodes;
+  for (const r of rt.rules.byPhase.protect)
+    for (const i of rt.candidates[r.index]) if (!rt.protectedBy.has(i) && (!r.dynamicWhen || r.dynamicWhen(nodes[i], rt.ctxs[r.index]))) rt.protectedBy.set(i, r);
+}
+
 export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number): Omit<CallResult, "rebuilt"> {
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
   const decisions = state.decisions;
-  rt.protectedBy = new Map();
   rt.supersededNow = new Map();
   rt.decidedNow = new Map();
   const wanted: Wanted[] = [];
@@ -53,9 +70,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
 
   const dynamicOk = (r: CompiledRule, n: PartNode) => !r.dynamicWhen || r.dynamicWhen(n, rt.ctxs[r.index]);
 
-  // protect
-  for (const r of rules.byPhase.protect)
-    for (const i of rt.candidates[r.index]) if (!rt.protectedBy.has(i) && dynamicOk(r, nodes[i])) rt.protectedBy.set(i, r);
+  evaluateProtection(rt);
 
   // supersede (marks are kept incrementally by the runtime)
   for (const [id, mark] of rt.marks) {
@@ -82,18 +97,26 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       }
     }
 
+  // manual: the model's own requests, committed like rule decisions but never deferred
+  for (const [partId, entry] of Object.entries(state.manual ?? {})) {
+    const n = graph.byId.get(partId);
+    if (!n || taken(n, "output") || rt.decidedNow.has(n.index)) continue;
+    const patch = manualPatch(n, entry);
+    if (patch) want(n, MANUAL, patch);
+  }
+
   return commit(wanted);
 
   // Invariants no rule can switch off: the user's own words (only the opt-in code-block action
   // may shorten them) and the current turn's reasoning, which providers verify by signature.
-  function untouchable(n: PartNode, rule: CompiledRule): boolean {
+  function untouchable(n: PartNode, rule: Decider): boolean {
     const role = n.message.info?.role;
     if (role === "user" && n.part.type === "text" && !n.part.synthetic) return rule.action.name !== "collapse-code-blocks";
     if (n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex) return true;
     return state.pinned?.[n.part.id] === true;
   }
 
-  function want(n: PartNode, rule: CompiledRule, patch: Patch, by?: string) {
+  function want(n: PartNode, rule: Decider, patch: Patch, by?: string) {
     if (untouchable(n, rule)) return;
     const before = slotChars(n, patch);
     if (!patch.drop && patchChars(patch) >= before) return; // never make a part larger

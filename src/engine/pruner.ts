@@ -5,11 +5,36 @@ import { defaultConfig, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
-import { runPhases, type CallResult } from "./phases.js";
+import { evaluateProtection, runPhases, type CallResult } from "./phases.js";
 import { render } from "./render.js";
 import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, type SessionState } from "./state.js";
+import { assignIds, renderIds } from "./ids.js";
+import { applyManual, type ManualRequest } from "./manual.js";
+import type { PartNode } from "../graph/graph.js";
+
+/** Added to the system prompt when the prune tool is on; kept short (it is sent on every call). */
+export const SYSTEM_PROMPT = [
+  "Context pruning (opencode-acp): larger tool outputs end with an id such as [acp:t12].",
+  "When an output is no longer needed, call context_prune:",
+  '{action:"discard", targets:["t12"]} drops it;',
+  '{action:"distill", targets:[{id:"t12", summary:"..."}]} keeps only your summary;',
+  '{action:"replace", targets:[{id:"t12", start:"...", end:"...", replacement:"..."}]} cuts the span between two literal markers copied from the output;',
+  '{action:"restore", targets:["t12"]} brings a pruned output back.',
+  "Outputs superseded by a newer identical call, a newer read of the same file, and similar are replaced automatically by a note naming the call; run it again if you need it.",
+  "Never write [acp:…] ids in your own answers.",
+].join("\n");
+
+/** Minimum output size worth an id: tagging tiny outputs would cost more than pruning them saves. */
+const ID_MIN_CHARS = 400;
+
+/** Completed tool outputs that no rule protects for good (static protection: tools, files). */
+function idEligible(rt: SessionRuntime, n: PartNode): boolean {
+  if (n.part.type !== "tool" || n.part.state?.status !== "completed" || n.outputChars < ID_MIN_CHARS) return false;
+  const by = rt.protectedBy.get(n.index);
+  return !by || by.dynamicWhen !== undefined;
+}
 
 export interface PrunerOptions {
   /** compact | balanced | verbose, or a preset file path. Overrides config.preset. */
@@ -37,6 +62,8 @@ export interface AcpPruner extends Pruner {
   state(sessionID: string): SessionState;
   /** Removes a committed decision so the part renders in full again from the next call. */
   restore(sessionID: string, partId: string): boolean;
+  /** A prune request from the model (the context_prune tool); `history` is the original session. */
+  manual(sessionID: string, request: ManualRequest, history: Message[]): { ok: boolean; text: string };
 }
 
 export function createPruner(options: PrunerOptions = {}): AcpPruner {
@@ -67,6 +94,17 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return rt;
   }
 
+  function restore(sessionID: string, partId: string): boolean {
+    const rt = runtime(sessionID);
+    const had = Boolean(rt.state.decisions[partId] || rt.state.manual?.[partId]);
+    delete rt.state.decisions[partId];
+    if (rt.state.manual) delete rt.state.manual[partId];
+    if (!had) return false;
+    (rt.state.pinned ??= {})[partId] = true;
+    if (options.stateDir) saveState(options.stateDir, rt.state);
+    return true;
+  }
+
   function promptTokens(g: Graph): number {
     let chars = 0;
     for (const n of g.nodes) chars += n.outputChars + (typeof n.part.text === "string" ? n.part.text.length : 0);
@@ -82,7 +120,9 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const rebuilt = rt.update(graph);
       const tokens = resolved.commit.pressureTokens > 0 ? promptTokens(graph) : 0;
       const result = runPhases(rt, resolved.commit, tokens);
+      const ids = config.tool ? assignIds(graph, rt.state, (n) => idEligible(rt, n)) : undefined;
       render(graph, rt.state.decisions);
+      if (ids) renderIds(graph, ids);
       const state = rt.state;
       state.calls++;
       state.sentUpTo = messages[messages.length - 1]?.info?.id;
@@ -99,7 +139,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     problems,
     config,
     transform,
-    systemPrompt: () => "",
+    systemPrompt: () => (config.enabled && config.tool ? SYSTEM_PROMPT : ""),
     explain(sessionID: string): ExplainEntry[] {
       const rt = sessions.get(sessionID);
       if (!rt) return [];
@@ -114,13 +154,23 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     lastCall: (id) => last.get(id),
     state: (id) => runtime(id).state,
-    restore(sessionID, partId) {
+    restore,
+    manual(sessionID, request, history) {
       const rt = runtime(sessionID);
-      if (!rt.state.decisions[partId]) return false;
-      delete rt.state.decisions[partId];
-      (rt.state.pinned ??= {})[partId] = true;
+      const staticProtection = new Set<string>();
+      const graph = buildGraph(history);
+      rt.update(graph);
+      evaluateProtection(rt);
+      for (const [i, r] of rt.protectedBy) if (!r.dynamicWhen) staticProtection.add(graph.nodes[i].part.id);
+      const result = applyManual(request, {
+        state: rt.state,
+        history,
+        isProtected: (id) => staticProtection.has(id),
+        protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
+        restore: (id) => restore(sessionID, id),
+      });
       if (options.stateDir) saveState(options.stateDir, rt.state);
-      return true;
+      return result;
     },
   };
 }

@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Patch, Slot } from "./actions/index.js";
+import type { ManualEntry } from "./manual.js";
 
 export const STATE_VERSION = 1;
 
@@ -28,6 +29,11 @@ export interface SessionState {
   decisions: Record<string, DecisionSlots>;
   /** Parts the user or model restored: rules leave them alone from then on. */
   pinned?: Record<string, true>;
+  /** Short ids the model cites → part ids; ids are never reused. */
+  ids?: Record<string, string>;
+  nextId?: number;
+  /** Prune requests from the model, applied in the manual phase. */
+  manual?: Record<string, ManualEntry>;
 }
 
 export const newState = (sessionID: string): SessionState => ({ version: STATE_VERSION, sessionID, calls: 0, decisions: {} });

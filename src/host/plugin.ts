@@ -8,6 +8,7 @@ import type { Message } from "../graph/types.js";
 import { loadConfig } from "../rules/config.js";
 import { formatProblem } from "../rules/problems.js";
 import { runCommand } from "./commands.js";
+import { pruneTool, PRUNE_TOOL_NAME } from "./prune-tool.js";
 import { createLogger } from "./log.js";
 
 /** Thrown from command.execute.before so the host does not call the model for /acp. */
@@ -50,11 +51,46 @@ const AcpPlugin: Plugin = async (input) => {
     return known;
   }
 
+  /** The session's stored history (the tool context carries it; otherwise ask the host). */
+  async function history(sessionID: string, ctx?: { messages?: unknown }): Promise<Message[]> {
+    if (Array.isArray(ctx?.messages)) return ctx.messages as Message[];
+    return ((await client.session.messages({ path: { id: sessionID } }))?.data ?? []) as Message[];
+  }
+
+  // Internal agents (title, compaction) get no system-prompt addition.
+  const compacting = new Set<string>();
+  const toolOn = loaded.config.enabled && loaded.config.tool;
+
   return {
+    tool: (toolOn ? { [PRUNE_TOOL_NAME]: pruneTool(pruner, history) } : {}) as Record<string, any>,
+
+    "experimental.session.compacting": async (input) => {
+      compacting.add(input.sessionID);
+    },
+
+    "experimental.chat.system.transform": async (input, output) => {
+      try {
+        const sessionID = input.sessionID;
+        if (!sessionID || !toolOn) return;
+        if (compacting.delete(sessionID)) return;
+        if (output.system.some((s) => s.includes("You are a title generator"))) return;
+        if (await subagent(sessionID)) return;
+        const text = pruner.systemPrompt(sessionID);
+        if (text) output.system.push(text);
+      } catch (e) {
+        log.error("system.transform", e);
+      }
+    },
+
     config: async (cfg: any) => {
       try {
         cfg.command ??= {};
         cfg.command.acp ??= { template: "$ARGUMENTS", description: "opencode-acp: context pruning stats, context, explain, restore" };
+        if (toolOn) {
+          cfg.experimental ??= {};
+          const primary: string[] = (cfg.experimental.primary_tools ??= []);
+          if (!primary.includes(PRUNE_TOOL_NAME)) primary.push(PRUNE_TOOL_NAME);
+        }
       } catch (e) {
         log.error("config", e);
       }
@@ -81,8 +117,7 @@ const AcpPlugin: Plugin = async (input) => {
       let text: string;
       try {
         const needsHistory = input.arguments.trim().startsWith("context");
-        const history = needsHistory ? ((await client.session.messages({ path: { id: input.sessionID } }))?.data ?? []) : [];
-        text = runCommand(pruner, input.sessionID, input.arguments, history as Message[]);
+        text = runCommand(pruner, input.sessionID, input.arguments, needsHistory ? await history(input.sessionID) : []);
         await notify(input.sessionID, text);
       } catch (e) {
         log.error("command", e);

@@ -1,0 +1,33 @@
+// The context_prune tool: the model's way to discard, distill, replace or restore outputs by id.
+import { z } from "zod";
+import type { AcpPruner } from "../engine/pruner.js";
+import type { Message } from "../graph/types.js";
+
+export const PRUNE_TOOL_NAME = "context_prune";
+
+const target = z.union([
+  z.string().describe("an id such as t12"),
+  z.object({
+    id: z.string().describe("an id such as t12"),
+    summary: z.string().optional().describe("distill: the text that replaces the output"),
+    start: z.string().optional().describe("replace: literal text where the cut starts"),
+    end: z.string().optional().describe("replace: literal text where the cut ends"),
+    replacement: z.string().optional().describe("replace: text put in place of the cut"),
+  }),
+]);
+
+export function pruneTool(pruner: AcpPruner, history: (sessionID: string, ctx: any) => Promise<Message[]>) {
+  return {
+    description:
+      "Prune your own context: discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore an earlier prune. Targets are the [acp:tN] ids shown at the end of tool outputs. Several targets can go in one call.",
+    args: {
+      action: z.enum(["discard", "distill", "replace", "restore"]).describe("what to do with the targets"),
+      targets: z.array(target).describe("ids (or objects with id and options)"),
+    },
+    async execute(args: { action: "discard" | "distill" | "replace" | "restore"; targets: any[] }, ctx: any): Promise<string> {
+      const messages = await history(ctx.sessionID, ctx);
+      const result = pruner.manual(ctx.sessionID, { action: args.action, targets: args.targets }, messages);
+      return result.ok ? result.text : `Some targets were not pruned:\n${result.text}`;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { createPruner } from "../../src/index.js";
+import { replaceBetween } from "../../src/engine/manual.js";
+import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
+
+const history = () => [
+  user("go"),
+  assistant([
+    { tool: "bash", input: { command: "npm test" }, output: bigText("test output"), id: "prt_b1" },
+    { tool: "read", input: { filePath: "pkg/package.json" }, output: bigText("pkg"), id: "prt_pkg" },
+    { tool: "grep", input: { pattern: "foo" }, output: bigText("grep"), id: "prt_g1" },
+  ]),
+  assistant([], "looking"),
+];
+
+function setup() {
+  const p = createPruner({ config: { commit: { minTokens: 1_000_000 } } });
+  const h = history();
+  const first = structuredClone(h);
+  p.transform(first);
+  const idOf = (partId: string) => String(toolPart(first, partId)?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+  return { p, h, first, idOf };
+}
+
+describe("ids and the prune tool", () => {
+  it("tags unprotected outputs with a stable id and leaves protected ones untagged", () => {
+    const { p, h, first, idOf } = setup();
+    expect(idOf("prt_b1")).toMatch(/^t\w+$/);
+    expect(idOf("prt_pkg")).toBeUndefined(); // protected file
+    const second = structuredClone(h);
+    p.transform(second);
+    expect(toolPart(second, "prt_b1")).toEqual(toolPart(first, "prt_b1"));
+  });
+
+  it("discard, distill, replace and restore change the next request exactly, even inside the batched prefix", () => {
+    const { p, h, idOf } = setup();
+    const b1 = idOf("prt_b1")!;
+    const g1 = idOf("prt_g1")!;
+    expect(p.manual(SID, { action: "discard", targets: [b1] }, h).ok).toBe(true);
+    expect(p.manual(SID, { action: "distill", targets: [{ id: g1, summary: "foo is used in 3 files" }] }, h).ok).toBe(true);
+    let next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_b1")?.state?.output).toBe(`bash({command: "npm test"}) → discarded by the agent\n[acp:${b1}]`);
+    expect(toolPart(next, "prt_g1")?.state?.output).toBe(`grep({pattern: "foo"}) → distilled by the agent: foo is used in 3 files\n[acp:${g1}]`);
+
+    const r = p.manual(SID, { action: "replace", targets: [{ id: g1, start: "1: grep line 0", end: "3: grep line 2 " + "x".repeat(40) }] }, h);
+    expect(r).toEqual({ ok: true, text: `${g1}: replaced` });
+    next = structuredClone(h);
+    p.transform(next);
+    expect(String(toolPart(next, "prt_g1")?.state?.output).startsWith("[… ")).toBe(true);
+
+    expect(p.manual(SID, { action: "restore", targets: [b1] }, h).text).toBe(`${b1}: restored; the full output is back from the next step`);
+    next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_b1")?.state?.output).toBe(`${bigText("test output")}\n[acp:${b1}]`);
+  });
+
+  it("refuses protected parts and unknown ids with a useful message", () => {
+    const { p, h } = setup();
+    const unknown = p.manual(SID, { action: "discard", targets: ["t999"] }, h);
+    expect(unknown.ok).toBe(false);
+    expect(unknown.text).toMatch(/^t999: unknown id\. Available: t\w+ \(\d+ tokens\)/);
+    const st = p.state(SID);
+    (st.ids ??= {}).tzz = "prt_pkg"; // even with an id, a protected file is refused
+    const prot = p.manual(SID, { action: "discard", targets: ["tzz"] }, h);
+    expect(prot.ok).toBe(false);
+    expect(prot.text).toContain("protected");
+    expect(prot.text).toContain("protectedFiles in acp.jsonc");
+  });
+
+  it("replace needs unique markers, a long enough span and one marker over 15 chars", () => {
+    const text = "alpha beta gamma delta epsilon zeta eta theta";
+    expect(replaceBetween(text, { start: "alpha", end: "theta" }).error).toMatch(/at least 16/);
+    expect(replaceBetween(text, { start: "alpha beta gamma", end: "theta" }).error).toBeUndefined();
+    expect(replaceBetween("aaaaaaaaaaaaaaaaaaaa x aaaaaaaaaaaaaaaaaaaa", { start: "aaaaaaaaaaaaaaaaaaaa", end: "x" }).error).toMatch(/more than once/);
+    expect(replaceBetween(text, { start: "alpha beta gamma", end: "delta" }).error).toMatch(/at least 30/);
+  });
+});
