@@ -1,7 +1,11 @@
 // acp rules list / acp presets: what each rule does and which presets enable it.
 import { loadRuleFiles, BUILTIN_RULES_DIR } from "../rules/load.js";
 import { loadPreset, PRESET_NAMES } from "../rules/presets.js";
-import type { RuleSetting } from "../rules/types.js";
+import { PHASES, type RuleSetting } from "../rules/types.js";
+import { FACTS } from "../engine/facts.js";
+import { OPERATORS } from "../engine/operators.js";
+import { ACTIONS } from "../engine/actions/index.js";
+import { KEY_FILTERS } from "../engine/key.js";
 
 const show = (s: RuleSetting | undefined) => (s === undefined ? "-" : typeof s === "string" ? s : `with ${JSON.stringify(s.with)}`);
 
@@ -23,4 +27,21 @@ export function listPresets(): string {
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const lines = [head, ...rows].map((r) => r.map((c, i) => c.padEnd(w[i])).join("  ").trimEnd());
   return [...presets.map(([n, p]) => `${n}: ${p?.description ?? "(failed to load)"}`), "", ...lines].join("\n");
+}
+
+/** The vocabulary a rule may use: facts, operators, actions with their options, key filters. */
+export function catalog(): string {
+  const out: string[] = ["FACTS (when: {fact, operator, value, path?})"];
+  for (const f of FACTS) out.push(`  ${f.name.padEnd(16)} ${f.type.padEnd(8)} ${f.kind.padEnd(8)} ${f.description}${f.availableFrom ? ` [from phase ${f.availableFrom}]` : ""}`);
+  out.push("", "OPERATORS (prefix with not: to negate)");
+  for (const o of OPERATORS) out.push(`  ${o.name.padEnd(22)} ${o.description}`);
+  out.push("", "ACTIONS (then: {action, ...options})");
+  for (const a of ACTIONS) {
+    out.push(`  ${a.name.padEnd(22)} ${a.description}`);
+    for (const [k, v] of Object.entries(a.options.properties)) out.push(`      ${k}: ${(v as { description?: string; enum?: unknown[]; type?: string }).description ?? (v as any).enum?.join(" | ") ?? (v as any).type}`);
+  }
+  out.push("", "KEY FILTERS (key: \"prefix:{fact.path|filter}\", {x?} = optional)");
+  for (const [k, v] of Object.entries(KEY_FILTERS)) out.push(`  ${k.padEnd(8)} ${v.description}`);
+  out.push("", `PHASES (fixed order): ${PHASES.join(" → ")} → commit → render`);
+  return out.join("\n");
 }

@@ -4,7 +4,7 @@
 import { Command, CommanderError } from "commander";
 import { stylish, jsonFormat } from "./format.js";
 import { defaultTargets, lint } from "./lint.js";
-import { listPresets, listRules } from "./list.js";
+import { catalog, listPresets, listRules } from "./list.js";
 import { registerSimulate } from "./simulate.js";
 
 export type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -38,6 +38,10 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .description("list rules with phase, action, presets and description")
     .option("--rules <paths...>", "extra rule files or folders")
     .action((opts: { rules?: string[] }) => io.out(`${listRules(opts.rules)}\n`));
+  rules
+    .command("catalog")
+    .description("facts, operators, actions and key filters a rule may use")
+    .action(() => io.out(`${catalog()}\n`));
   program
     .command("presets")
     .description("show the three presets side by side")
