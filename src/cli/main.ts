@@ -6,6 +6,8 @@ import { stylish, jsonFormat } from "./format.js";
 import { defaultTargets, lint } from "./lint.js";
 import { catalog, listPresets, listRules } from "./list.js";
 import { registerSimulate } from "./simulate.js";
+import { registerExplain } from "./explain.js";
+import { runRulesTest } from "./rules-test.js";
 
 export type Io = { out: (s: string) => void; err: (s: string) => void };
 
@@ -39,6 +41,15 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .option("--rules <paths...>", "extra rule files or folders")
     .action((opts: { rules?: string[] }) => io.out(`${listRules(opts.rules)}\n`));
   rules
+    .command("test [paths...]")
+    .description("run annotated rule fixtures (ruleid: / ok: comments), Semgrep style")
+    .option("--json", "print the results as JSON")
+    .action((paths: string[], opts: { json?: boolean }) => {
+      const r = runRulesTest(paths, { json: opts.json });
+      io.out(`${r.output}\n`);
+      code = r.exitCode;
+    });
+  rules
     .command("catalog")
     .description("facts, operators, actions and key filters a rule may use")
     .action(() => io.out(`${catalog()}\n`));
@@ -67,4 +78,4 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
 }
 
 /** Subcommands living in their own modules register here. */
-const extensions: ((program: Command, io: Io, setCode: (c: number) => void) => void | Promise<void>)[] = [registerSimulate];
+const extensions: ((program: Command, io: Io, setCode: (c: number) => void) => void | Promise<void>)[] = [registerSimulate, registerExplain];

@@ -42,8 +42,10 @@ export function compileKey(template: string): CompiledKey {
   for (let m; (m = re.exec(template)); ) {
     if (m.index > last) segments.push(template.slice(last, m.index));
     last = m.index + m[0].length;
-    const optional = m[1].trim().endsWith("?");
-    const [ref, ...filters] = m[1].trim().replace(/\?$/, "").split("|").map((s) => s.trim());
+    // `?` marks the placeholder optional; it may follow the reference or the last filter.
+    const pieces = m[1].split("|").map((s) => s.trim());
+    const optional = pieces.some((p) => p.endsWith("?"));
+    const [ref, ...filters] = pieces.map((p) => p.replace(/\?$/, ""));
     const [fact, ...path] = ref.split(".");
     const def = factByName.get(fact);
     if (!def) throw new KeyError(`key ${JSON.stringify(template)}: unknown fact "${fact}"`);

@@ -12,6 +12,8 @@ import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, type SessionState } from "./state.js";
 import { assignIds, renderIds } from "./ids.js";
 import { applyManual, type ManualRequest } from "./manual.js";
+import { explainCondition, type ExplainedCondition } from "./explain.js";
+import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
 /** Added to the system prompt when the prune tool is on; kept short (it is sent on every call). */
@@ -52,6 +54,14 @@ export interface PrunerOptions {
   onError?: (error: unknown, where: string) => void;
 }
 
+export interface PartExplanation {
+  partId: string;
+  tool?: string;
+  decisions: { slot: string; rule: string; action: string; tokens: number; call: number; by?: string }[];
+  /** For each deciding rule: its `when` evaluated on the part, and the key it grouped by. */
+  rules: { id: string; description: string; source?: string; key?: string; when: ExplainedCondition; by?: ExplainedCondition }[];
+}
+
 export interface AcpPruner extends Pruner {
   readonly resolved: ResolvedRules;
   readonly problems: Problem[];
@@ -62,6 +72,8 @@ export interface AcpPruner extends Pruner {
   state(sessionID: string): SessionState;
   /** Removes a committed decision so the part renders in full again from the next call. */
   restore(sessionID: string, partId: string): boolean;
+  /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
+  why(sessionID: string, partId: string): PartExplanation | undefined;
   /** A prune request from the model (the context_prune tool); `history` is the original session. */
   manual(sessionID: string, request: ManualRequest, history: Message[]): { ok: boolean; text: string };
 }
@@ -155,6 +167,29 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     lastCall: (id) => last.get(id),
     state: (id) => runtime(id).state,
     restore,
+    why(sessionID, partId) {
+      const rt = sessions.get(sessionID);
+      const node = rt?.graph?.byId.get(partId);
+      const slots = rt?.state.decisions[partId];
+      if (!rt || !node || !slots) return undefined;
+      const decisions = Object.entries(slots).map(([slot, d]) => ({ slot, rule: d!.rule, action: d!.action, tokens: d!.tokens, call: d!.call, by: d!.by }));
+      const rules = decisions.flatMap((d) => {
+        const r = ruleSet.rules.find((x) => x.id === d.rule);
+        if (!r) return [];
+        const ctx = rt.ctxs[r.index];
+        const byNode = d.by ? rt.graph.byId.get(d.by) : undefined;
+        const byCond = (r.spec.then as { by?: Condition }).by;
+        return [{
+          id: r.id,
+          description: r.spec.description,
+          source: r.spec.source ? `${r.spec.source.file}:${r.spec.source.line}:${r.spec.source.col}` : undefined,
+          key: r.key?.get(node, ctx),
+          when: explainCondition(r.spec.when, node, ctx),
+          by: byNode ? explainCondition(byCond ?? r.spec.when, byNode, ctx) : undefined,
+        }];
+      });
+      return { partId, tool: node.part.tool, decisions, rules };
+    },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);
       const staticProtection = new Set<string>();

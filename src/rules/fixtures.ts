@@ -154,11 +154,11 @@ class Source {
     return node === undefined || node === null ? undefined : (node as YamlNode).toJS(this.doc);
   }
 
-  /** Where the comment line `text` (without '#') sits, searching back from `before`. */
-  commentAt(text: string, before: number, notAfter: number): CommentToken | undefined {
+  /** The nearest comment reading `#<text>` that starts before `offset`. */
+  commentAt(text: string, offset: number): CommentToken | undefined {
     for (let i = this.comments.length - 1; i >= 0; i--) {
       const c = this.comments[i];
-      if (c.offset < before && c.offset < notAfter && c.source.slice(1) === text) return c;
+      if (c.offset < offset && c.source.slice(1) === text) return c;
     }
     return undefined;
   }
@@ -221,31 +221,37 @@ export function generateLines(lines: number, width: number): string {
 /** Annotation lines of a comment block, located via the CST comment tokens. */
 function annotationsIn(src: Source, comment: string | undefined | null, nodeStart: number, partId: string): Annotation[] {
   if (!comment) return [];
-  const out: Annotation[] = [];
+  const groups: Annotation[][] = [];
   let limit = nodeStart;
   const lines = comment.split("\n");
   // Walk bottom-up so each line is matched to the nearest comment token above the previous one.
   for (let i = lines.length - 1; i >= 0; i--) {
-    const m = ANNOTATION_LINE.exec(lines[i]);
-    const token = src.commentAt(lines[i], nodeStart, limit);
+    const token = src.commentAt(lines[i], limit);
     if (token) limit = token.offset;
-    if (!m) continue;
     const where = token ? src.pos(token.offset) : src.pos(nodeStart);
-    const ids = m[2].split(",").map((s) => s.trim()).filter(Boolean);
-    if (!ids.length) throw new FixtureError(where, `annotation "${m[1]}:" names no rule id`);
-    for (const rule of ids) out.push({ ...where, kind: m[1] as AnnotationKind, rule, partId });
+    const parsed = parseAnnotation(lines[i], where);
+    if (parsed) groups.push(parsed.ids.map((rule) => ({ ...where, kind: parsed.kind, rule, partId })));
   }
-  return out.reverse();
+  return groups.reverse().flat();
+}
+
+/** `ruleid: a, b` → kind and rule ids; undefined for an ordinary comment. */
+function parseAnnotation(text: string, where: Where): { kind: AnnotationKind; ids: string[] } | undefined {
+  const m = ANNOTATION_LINE.exec(text);
+  if (!m) return undefined;
+  const ids = m[2].split(",").map((id) => id.trim()).filter(Boolean);
+  if (!ids.length) throw new FixtureError(where, `annotation "${m[1]}:" names no rule id`);
+  return { kind: m[1] as AnnotationKind, ids };
 }
 
 /** `annotations: ["ruleid: x"]` inside a part: the way to annotate JSON fixtures (no comments). */
 function inlineAnnotations(src: Source, node: YamlNode | undefined, partId: string): Annotation[] {
   if (node === undefined) return [];
   if (!isSeq(node)) src.fail(node, `annotations must be a list like ["ruleid: read-supersedes-read"]`);
-  return (node as YAMLSeq).items.map((item) => {
-    const m = ANNOTATION_LINE.exec(String(src.js(item)));
-    if (!m || !m[2]) src.fail(item, `annotation must read "<ruleid|ok|todoruleid|todook>: <rule id>"`);
-    return { ...src.at(item), kind: m[1] as AnnotationKind, rule: m[2], partId };
+  return (node as YAMLSeq).items.flatMap((item) => {
+    const parsed = parseAnnotation(String(src.js(item)), src.at(item));
+    if (!parsed) src.fail(item, `annotation must read "<ruleid|ok|todoruleid|todook>: <rule id>"`);
+    return parsed.ids.map((rule) => ({ ...src.at(item), kind: parsed.kind, rule, partId }));
   });
 }
 
@@ -295,6 +301,8 @@ export function parseFixture(file: string, text?: string): Fixture {
       rules[String(src.js(pair.key))] = { setting, where: src.at(pair.key) };
     }
   const session = buildSession(src, get(root, "turns"));
+  const expect = [...parseExpectations(src, get(root, "expect")), ...goldenExpectations(file)];
+  for (const e of expect) if (!session.partWhere.has(e.partId)) throw new FixtureError(e, `expectation for unknown part "${e.partId}"${didYouMean(e.partId, session.partWhere.keys())}`);
   return {
     file,
     rule: rule as string,
@@ -307,7 +315,7 @@ export function parseFixture(file: string, text?: string): Fixture {
     ruleFiles,
     calls,
     ...session,
-    expect: [...parseExpectations(src, get(root, "expect")), ...goldenExpectations(file)],
+    expect,
   };
 }
 
@@ -388,7 +396,7 @@ function rejectStrayAnnotations(src: Source): void {
     if (!comment || src.claimed.has(node)) return;
     for (const line of comment.split("\n"))
       if (ANNOTATION_LINE.test(line)) {
-        const token = src.commentAt(line, before, Infinity);
+        const token = src.commentAt(line, before);
         throw new FixtureError(token ? src.pos(token.offset) : src.at(node), `annotation "${line.trim()}" is not directly above a part (put it on the line(s) right above a "- {...}" part item)`);
       }
   };
@@ -409,6 +417,20 @@ interface PartContext {
   time: number;
 }
 
+/** A tool input; a top-level value written as {lines, width} is generated like an output. */
+function toolInput(src: Source, node: YamlNode | undefined): Record<string, unknown> {
+  if (node === undefined) return {};
+  const map = mapOf(src, node, "input");
+  const out: Record<string, unknown> = {};
+  for (const pair of map.items) {
+    const key = String(src.js(pair.key));
+    const value = pair.value as YamlNode | undefined;
+    const generated = isMap(value) && value.items.length > 0 && value.items.every((p) => ["lines", "width"].includes(String(src.js(p.key))));
+    out[key] = generated ? stringValue(src, value, `input.${key}`) : src.js(value);
+  }
+  return out;
+}
+
 function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
   const base = { sessionID: pc.sessionID, messageID: pc.msgId };
   const autoId = `${pc.msgId}_p${pc.index + 1}`;
@@ -422,8 +444,7 @@ function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
   if (type === "tool") {
     const tool = v("tool");
     if (typeof tool !== "string") src.fail(map, `a tool part needs "tool: <name>"`);
-    const input = v("input") ?? {};
-    if (typeof input !== "object" || Array.isArray(input)) src.fail(get(map, "input"), `input must be a mapping`);
+    const input = toolInput(src, get(map, "input"));
     const status = (v("status") as string | undefined) ?? (map.has("error") ? "error" : "completed");
     const time: Record<string, number> = { start: pc.time, end: pc.time + 1 };
     let state: Part["state"];
@@ -467,6 +488,8 @@ function pruneConfig(fx: Fixture, settings: Record<string, RuleSetting>): Partia
   const d = defaultConfig();
   const c = fx.config;
   return {
+    // The context_prune tool's id tags ("[acp:t1]") are not rule output: off unless asked for.
+    tool: false,
     ...c,
     preset: fx.preset,
     rules: settings,
@@ -584,8 +607,9 @@ export function runFixture(fx: Fixture): FixtureResult {
     }
   }
   // Semgrep counts an unannotated match as a false positive: every part the rule under test
-  // decides must carry a ruleid (or todook) annotation, so a fixture cannot hide surprises.
-  const annotated = new Set(fx.annotations.filter((a) => a.rule === fx.rule && (a.kind === "ruleid" || a.kind === "todook" || a.kind === "ok")).map((a) => a.partId));
+  // decides must carry an annotation for it, so a fixture cannot hide surprises. (Annotated
+  // parts were already judged above.)
+  const annotated = new Set(fx.annotations.filter((a) => a.rule === fx.rule).map((a) => a.partId));
   for (const partId of decidedBy(fx.rule))
     if (!annotated.has(partId)) {
       count(fx.rule).fp++;
@@ -604,8 +628,13 @@ function findPart(messages: Message[], id: string): Part | undefined {
 
 function checkExpectation(e: PartExpectation, rendered: Message[], rule: string, fail: (m: Mismatch) => void): void {
   const part = findPart(rendered, e.partId);
+  // Long values (generated outputs) are cut so the mismatch line stays readable.
+  const brief = (v: unknown) => {
+    const s = JSON.stringify(v) ?? "undefined";
+    return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  };
   const mismatch = (what: string, want: unknown, got: unknown) =>
-    fail({ file: e.file, line: e.line, col: e.col, kind: "expect", rule, partId: e.partId, message: `${e.partId} ${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}` });
+    fail({ file: e.file, line: e.line, col: e.col, kind: "expect", rule, partId: e.partId, message: `${e.partId} ${what}: expected ${brief(want)}, got ${brief(got)}` });
   if (e.dropped !== undefined && (part === undefined) !== e.dropped) mismatch("dropped", e.dropped, part === undefined);
   if (!part) {
     if (e.dropped !== true) for (const k of ["output", "input", "text", "type"] as const) if (e[k] !== undefined) mismatch(k, e[k], undefined);

@@ -1,0 +1,51 @@
+// acp explain: for one call of a replay, which parts are pruned, by which rule, through which
+// condition (evaluated with fact values), and the tokens saved.
+import type { Command } from "commander";
+import { createPruner } from "../engine/pruner.js";
+import { formatExplained } from "../engine/explain.js";
+import { loadSessions, sessionIdOf } from "../sim/index.js";
+import type { Io } from "./main.js";
+
+export function explainCall(path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }): string {
+  const [session] = loadSessions(path);
+  const calls = session.messages.map((m, i) => (m.info.role === "assistant" ? i : -1)).filter((i) => i >= 0);
+  const n = opts.call ?? calls.length;
+  if (!Number.isInteger(n) || n < 1 || n > calls.length) throw new Error(`--call must be between 1 and ${calls.length}`);
+  const pruner = createPruner({ preset: opts.preset, rules: opts.rules, config: { tool: false } });
+  for (const i of calls.slice(0, n)) pruner.transform(structuredClone(session.messages.slice(0, i)));
+  const sid = sessionIdOf(session);
+  const entries = pruner.explain(sid).filter((e) => (opts.part ? e.partId === opts.part : e.tokensSaved > 0));
+  const out = [`${session.file}: call ${n} of ${calls.length}, preset ${opts.preset}: ${entries.length} part${entries.length === 1 ? "" : "s"} pruned, ${entries.reduce((s, e) => s + e.tokensSaved, 0)} tokens saved`];
+  if (opts.part && entries.length === 0) out.push(`part ${opts.part} is not pruned at call ${n}`);
+  for (const e of entries) {
+    const why = pruner.why(sid, e.partId);
+    out.push("", `${e.partId} (${e.tool ?? "part"}): ${e.action} by ${e.rule}, ${e.tokensSaved} tokens`);
+    for (const r of why?.rules.filter((x) => x.id === e.rule) ?? []) {
+      out.push(`  ${r.description}${r.source ? `  [${r.source}]` : ""}`);
+      if (r.key !== undefined) out.push(`  key: ${r.key}`);
+      out.push("  when:", ...formatExplained(r.when, "    "));
+      const by = why!.decisions.find((d) => d.rule === r.id)?.by;
+      if (r.by && by) out.push(`  superseded by ${by}:`, ...formatExplained(r.by, "    "));
+    }
+  }
+  return out.join("\n");
+}
+
+export function registerExplain(program: Command, io: Io, setCode: (c: number) => void): void {
+  program
+    .command("explain <session>")
+    .description("for one call of a replay: which parts are pruned, by which rule and condition, and the tokens saved")
+    .option("--preset <name>", "preset (compact | balanced | verbose | file)", "balanced")
+    .option("--call <n>", "call number (1 = first model call; default: the last)", (v) => Number.parseInt(v, 10))
+    .option("--part <id>", "only this part")
+    .option("--rules <paths...>", "extra rule files or folders")
+    .action((path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }) => {
+      try {
+        io.out(`${explainCall(path, opts)}\n`);
+        setCode(0);
+      } catch (e) {
+        io.err(`error: ${(e as Error).message}\n`);
+        setCode(2);
+      }
+    });
+}
