@@ -74,6 +74,8 @@ export interface AcpPruner extends Pruner {
   restore(sessionID: string, partId: string): boolean;
   /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
   why(sessionID: string, partId: string): PartExplanation | undefined;
+  /** Discards the tool outputs since the last user message (or the newest n); protection holds. */
+  sweep(sessionID: string, history: Message[], n?: number): { parts: number; tokens: number; skipped: number };
   /** A prune request from the model (the context_prune tool); `history` is the original session. */
   manual(sessionID: string, request: ManualRequest, history: Message[]): { ok: boolean; text: string };
 }
@@ -189,6 +191,27 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         }];
       });
       return { partId, tool: node.part.tool, decisions, rules };
+    },
+    sweep(sessionID, history, n) {
+      const rt = runtime(sessionID);
+      const graph = buildGraph(history);
+      rt.update(graph);
+      evaluateProtection(rt);
+      const tools = graph.nodes.filter((x) => x.part.type === "tool" && x.part.state?.status === "completed");
+      const targets = n !== undefined ? tools.slice(Math.max(0, tools.length - n)) : tools.filter((x) => x.msgIndex > graph.lastUserMsgIndex);
+      let parts = 0, tokens = 0, skipped = 0;
+      for (const t of targets) {
+        if (rt.protectedBy.has(t.index) || rt.state.decisions[t.part.id]?.output) {
+          skipped++;
+          continue;
+        }
+        (rt.state.manual ??= {})[t.part.id] = { action: "discard" };
+        if (rt.state.pinned) delete rt.state.pinned[t.part.id];
+        parts++;
+        tokens += Math.ceil(t.outputChars / 4);
+      }
+      if (options.stateDir) saveState(options.stateDir, rt.state);
+      return { parts, tokens, skipped };
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);

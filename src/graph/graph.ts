@@ -53,8 +53,9 @@ export function toolResultText(part: Part): string {
   return "[Tool execution was interrupted]";
 }
 
+/** A user message the provider receives: notices the plugin posts (ignored-only) are not turns. */
 export function isUserMessage(m: Message): boolean {
-  return m?.info?.role === "user";
+  return m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && p.ignored));
 }
 
 export function buildGraph(messages: Message[]): Graph {

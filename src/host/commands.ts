@@ -12,6 +12,7 @@ export const HELP = [
   "  /acp context     token breakdown of this session and what pruning saved",
   "  /acp stats       prunes per rule and tokens saved",
   "  /acp protected   protected tools and file globs",
+  "  /acp sweep [n]   discard tool outputs since your last message (or the newest n)",
   "  /acp explain ID  which rule pruned a part (part id) and why",
   "  /acp restore ID  show a pruned part in full again",
 ].join("\n");
@@ -91,6 +92,12 @@ export function runCommand(pruner: AcpPruner, sessionID: string, args: string, m
       return contextText(pruner, messages);
     case "protected":
       return protectedText(pruner);
+    case "sweep": {
+      const n = arg === undefined ? undefined : Number.parseInt(arg, 10);
+      if (n !== undefined && !(n > 0)) return "usage: /acp sweep [n]  (n: how many of the newest tool outputs)";
+      const r = pruner.sweep(sessionID, messages, n);
+      return `acp sweep: ${r.parts} output${r.parts === 1 ? "" : "s"} discarded (~${fmt(r.tokens)} tokens) from the next request${r.skipped ? `; ${r.skipped} protected or already pruned left alone` : ""}.`;
+    }
     case "explain":
       return arg ? explainText(pruner, sessionID, arg) : "usage: /acp explain <part id>";
     case "restore":

@@ -116,7 +116,7 @@ const AcpPlugin: Plugin = async (input) => {
       if (input.command !== "acp") return;
       let text: string;
       try {
-        const needsHistory = input.arguments.trim().startsWith("context");
+        const needsHistory = /^(context|sweep)\b/.test(input.arguments.trim());
         text = runCommand(pruner, input.sessionID, input.arguments, needsHistory ? await history(input.sessionID) : []);
         await notify(input.sessionID, text);
       } catch (e) {

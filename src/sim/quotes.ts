@@ -7,8 +7,8 @@ import type { Unit } from "./render.js";
 /** Shortest line (after trimming) that counts: shorter lines are too common to prove a quote. */
 export const MIN_QUOTE_CHARS = 40;
 
-/** Leading line-number prefixes that read-style tools put before each line: `12: `, `12→`, `12\t`. */
-const LINE_NUMBER_PREFIX = /^\s*\d+(?:: |→|\t)/;
+/** Leading line-number prefixes that read-style tools put before each line: `12: `, `12:`, `12→`, `12\t`. */
+const LINE_NUMBER_PREFIX = /^\s*\d+[:→\t]\s?/;
 
 export interface QuoteEvent {
   /** The assistant message that wrote the line (the call it belongs to). */
@@ -60,9 +60,13 @@ export class QuoteTracker {
   step(message: Message): QuoteEvent[] {
     const events: QuoteEvent[] = [];
     if (message.info.role === "assistant") {
+      // A compaction summary restates the history on the host's behalf: it is not the agent using a line,
+      // so it makes no quote events. What it writes still counts as written: a later assistant message
+      // repeating that line may be quoting the summary, not the tool output.
+      const quoting = !message.info.summary;
       for (const line of writtenLines(message)) {
         const sources = this.outputLines.get(line);
-        if (sources && !this.written.has(line)) {
+        if (quoting && sources && !this.written.has(line)) {
           events.push({ messageId: message.info.id, line, sourcePartIds: [...sources] });
         }
         this.written.add(line);

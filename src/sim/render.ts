@@ -34,17 +34,19 @@ export function renderPrompt(context: Message[], systemText = ""): Unit[] {
   const units: Unit[] = [];
   if (systemText) units.push({ partId: SYSTEM_UNIT_ID, text: systemText });
   const lastUser = lastUserIndex(context);
-  context.forEach((message, i) => {
-    const role = message.info.role;
-    if (role === "user") {
-      for (const part of message.parts) renderUserPart(part, units);
-    } else if (role === "assistant") {
-      if (isSkippedAssistant(message)) return;
-      // Providers drop (or do not bill) the reasoning of turns before the last user message.
-      const keepReasoning = i > lastUser;
-      for (const part of message.parts) renderAssistantPart(part, keepReasoning, units);
-    }
-  });
+  // Providers drop (or do not bill) the reasoning of turns before the last user message.
+  context.forEach((message, i) => renderMessage(message, i > lastUser, units));
+  return units;
+}
+
+/** Appends the units of one message; `keepReasoning` is true only after the context's last user message. */
+export function renderMessage(message: Message, keepReasoning: boolean, units: Unit[] = []): Unit[] {
+  const role = message.info.role;
+  if (role === "user") {
+    for (const part of message.parts) renderUserPart(part, units);
+  } else if (role === "assistant" && !isSkippedAssistant(message)) {
+    for (const part of message.parts) renderAssistantPart(part, keepReasoning, units);
+  }
   return units;
 }
 

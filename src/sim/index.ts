@@ -1,0 +1,41 @@
+// The measurement library behind `acp simulate` (definitions: shared docs/measurement.md).
+export { loadSession, loadSessions, parseSession, stripCompactedMarks, type Session } from "./load.js";
+export {
+  renderPrompt,
+  renderMessage,
+  lastUserIndex,
+  promptTokens,
+  unitTokens,
+  toolCallText,
+  toolResultText,
+  isSkippedAssistant,
+  SYSTEM_UNIT_ID,
+  CLEARED_TEXT,
+  INTERRUPTED_TEXT,
+  COMPACTION_TEXT,
+  SUBTASK_TEXT,
+  type Unit,
+} from "./render.js";
+export { QuoteTracker, PromptText, indexedLine, writtenLines, MIN_QUOTE_CHARS, type QuoteEvent } from "./quotes.js";
+export { replaySession, comparePrompts, sessionIdOf, deepCopy, type ReplayOptions, type ReplayedCall, type PromptMismatch } from "./replay.js";
+export {
+  measureSession,
+  measureSessions,
+  totalOf,
+  relativeTo,
+  cacheCost,
+  commonPrefixLength,
+  timingOf,
+  percentile,
+  ANTHROPIC_CACHE,
+  OPENAI_CACHE,
+  UNEXPLAINED,
+  type CallFigures,
+  type Figures,
+  type SessionFigures,
+  type CorpusFigures,
+  type RelativeFigures,
+  type RuleFigures,
+  type QuoteLoss,
+  type TimingFigures,
+} from "./metrics.js";

@@ -1,0 +1,296 @@
+// The figures of measurement.md, computed over a replay: billed tokens, peak context, reusable prefix,
+// prefix breaks, cache cost, quote events and quote-loss, transform time, and a per-rule breakdown.
+import type { ExplainEntry } from "../graph/types.js";
+import type { Session } from "./load.js";
+import { PromptText, QuoteTracker } from "./quotes.js";
+import { lastUserIndex, renderMessage, unitTokens, type Unit } from "./render.js";
+import { replaySession, type ReplayOptions, type ReplayedCall } from "./replay.js";
+
+/** Cache price multipliers on the base input price. */
+export const ANTHROPIC_CACHE = { read: 0.1, write: 1.25 } as const; // 5-minute cache write
+export const OPENAI_CACHE = { read: 0.1, write: 1.0 } as const; // GPT-5 family: no write premium
+
+/** Rule name given to a quote-loss whose hidden part no explain() entry claims. */
+export const UNEXPLAINED = "(unexplained)";
+
+export interface CallFigures {
+  messageId: string;
+  /** Tokens of the whole prompt. */
+  tokens: number;
+  /** Tokens of the longest common unit prefix with the previous call's prompt (0 for the first call). */
+  reusable: number;
+  /** The previous prompt is not a prefix of this one. */
+  prefixBreak: boolean;
+  transformMs: number;
+  quoteEvents: number;
+  quoteLost: number;
+}
+
+export interface QuoteLoss {
+  sessionId: string;
+  /** The assistant message that wrote the line. */
+  messageId: string;
+  line: string;
+  /** The completed tool part that held the line: the newest one an explain() entry claims, else the newest. */
+  partId: string;
+  /** The rule whose explain() entry claims that part, or UNEXPLAINED. */
+  rule: string;
+}
+
+export interface RuleFigures {
+  rule: string;
+  /** Distinct parts explain() credited to the rule on any call of the replay. */
+  partsHit: number;
+  /** Billed tokens saved: over all calls, the rule's parts rendered unpruned minus rendered pruned. */
+  tokensSaved: number;
+  /** Quote-loss events attributed to the rule. */
+  quoteLosses: number;
+}
+
+export interface TimingFigures {
+  /** The first transform call of the replay (cold start), ms. */
+  firstMs: number;
+  /** Median and 95th percentile of the other calls, ms (0 when there are none). */
+  medianMs: number;
+  p95Ms: number;
+  /** Number of transform calls timed, the first included. */
+  calls: number;
+}
+
+export interface Figures {
+  calls: number;
+  billedTokens: number;
+  peakContext: number;
+  reusableTokens: number;
+  prefixBreaks: number;
+  /** In base-input-price token units: Σ 0.1 × reusable + 1.25 × rest. */
+  anthropicCost: number;
+  /** In base-input-price token units: Σ 0.1 × reusable + 1.0 × rest. */
+  openaiCost: number;
+  quoteEvents: number;
+  quoteLost: number;
+  /** quoteLost / quoteEvents (0 when there are no events). */
+  quoteLoss: number;
+  transform: TimingFigures;
+  rules: RuleFigures[];
+  quoteLosses: QuoteLoss[];
+}
+
+export interface SessionFigures extends Figures {
+  sessionId: string;
+  file: string;
+  perCall: CallFigures[];
+}
+
+export interface CorpusFigures {
+  sessions: SessionFigures[];
+  total: Figures;
+}
+
+/** Replays one session and computes its figures. */
+export function measureSession(session: Session, options: ReplayOptions = {}): SessionFigures {
+  const quotes = new QuoteTracker();
+  let quotedUpTo = 0; // messages before this index have been fed to the tracker
+  const perCall: CallFigures[] = [];
+  const quoteLosses: QuoteLoss[] = [];
+  const rules = new RuleLedger();
+  let previous: Unit[] = [];
+
+  for (const call of replaySession(session, options)) {
+    const tokensPerUnit = call.units.map((unit) => unitTokens(unit.text));
+    const tokens = sum(tokensPerUnit);
+    const common = perCall.length === 0 ? 0 : commonPrefixLength(previous, call.units);
+    const reusable = sum(tokensPerUnit.slice(0, common));
+    const prefixBreak = perCall.length > 0 && common < previous.length;
+
+    // Quote events of this call: the tracker sees every message up to and including the call's own.
+    let events: ReturnType<QuoteTracker["step"]> = [];
+    while (quotedUpTo <= call.index) events = quotes.step(session.messages[quotedUpTo++]);
+    const prompt = new PromptText(call.units);
+    const explained = latestEntryPerPart(call.explain);
+    let quoteLost = 0;
+    for (const event of events) {
+      if (prompt.contains(event.line)) continue;
+      quoteLost++;
+      // Every part that held the line is hidden; blame the newest one a rule claims, else the newest.
+      const newestFirst = [...event.sourcePartIds].reverse();
+      const partId = newestFirst.find((id) => explained.has(id)) ?? newestFirst[0];
+      const rule = explained.get(partId)?.rule ?? UNEXPLAINED;
+      quoteLosses.push({ sessionId: session.id, messageId: event.messageId, line: event.line, partId, rule });
+    }
+
+    if (explained.size > 0) rules.addCall(call, tokensPerUnit, explained);
+    perCall.push({ messageId: call.message.info.id, tokens, reusable, prefixBreak, transformMs: call.transformMs, quoteEvents: events.length, quoteLost });
+    previous = call.units;
+  }
+
+  rules.addQuoteLosses(quoteLosses);
+  return { sessionId: session.id, file: session.file, perCall, ...figuresOf(perCall, quoteLosses, rules.figures(), !!options.pruner) };
+}
+
+/** Replays every session and adds a total. */
+export function measureSessions(sessions: Session[], options: ReplayOptions = {}): CorpusFigures {
+  const measured = sessions.map((session) => measureSession(session, options));
+  return { sessions: measured, total: totalOf(measured) };
+}
+
+/** The total over sessions measured one by one (e.g. to report progress between them). */
+export function totalOf(sessions: SessionFigures[]): Figures {
+  const perCall = sessions.flatMap((s) => s.perCall);
+  const quoteLosses = sessions.flatMap((s) => s.quoteLosses);
+  const timed = sessions.some((s) => s.transform.calls > 0);
+  return figuresOf(perCall, quoteLosses, mergeRules(sessions.map((s) => s.rules)), timed);
+}
+
+export interface RelativeFigures {
+  /** Percent change against the baseline (e.g. -42.0 for 42% fewer billed tokens). */
+  billedTokensPct: number;
+  peakContextPct: number;
+  anthropicCostPct: number;
+  openaiCostPct: number;
+}
+
+/** Figures relative to the same replay without pruning, in percent. */
+export function relativeTo(figures: Figures, baseline: Figures): RelativeFigures {
+  const pct = (value: number, base: number) => (base === 0 ? 0 : (100 * (value - base)) / base);
+  return {
+    billedTokensPct: pct(figures.billedTokens, baseline.billedTokens),
+    peakContextPct: pct(figures.peakContext, baseline.peakContext),
+    anthropicCostPct: pct(figures.anthropicCost, baseline.anthropicCost),
+    openaiCostPct: pct(figures.openaiCost, baseline.openaiCost),
+  };
+}
+
+/** Cost of one call in base-input-price token units: cached prefix read, the rest written or sent. */
+export function cacheCost(tokens: number, reusable: number, price: { read: number; write: number }): number {
+  return price.read * reusable + price.write * (tokens - reusable);
+}
+
+/** Number of leading units that match: same part id and exactly the same text. */
+export function commonPrefixLength(a: Unit[], b: Unit[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i].partId === b[i].partId && a[i].text === b[i].text) i++;
+  return i;
+}
+
+function figuresOf(perCall: CallFigures[], quoteLosses: QuoteLoss[], rules: RuleFigures[], timed: boolean): Figures {
+  let billedTokens = 0, peakContext = 0, reusableTokens = 0, prefixBreaks = 0;
+  let anthropicCost = 0, openaiCost = 0, quoteEvents = 0, quoteLost = 0;
+  for (const call of perCall) {
+    billedTokens += call.tokens;
+    peakContext = Math.max(peakContext, call.tokens);
+    reusableTokens += call.reusable;
+    if (call.prefixBreak) prefixBreaks++;
+    anthropicCost += cacheCost(call.tokens, call.reusable, ANTHROPIC_CACHE);
+    openaiCost += cacheCost(call.tokens, call.reusable, OPENAI_CACHE);
+    quoteEvents += call.quoteEvents;
+    quoteLost += call.quoteLost;
+  }
+  return {
+    calls: perCall.length,
+    billedTokens,
+    peakContext,
+    reusableTokens,
+    prefixBreaks,
+    anthropicCost,
+    openaiCost,
+    quoteEvents,
+    quoteLost,
+    quoteLoss: quoteEvents === 0 ? 0 : quoteLost / quoteEvents,
+    transform: timingOf(timed ? perCall.map((call) => call.transformMs) : []),
+    rules,
+    quoteLosses,
+  };
+}
+
+/** First call apart (cold start: module JIT, state load); median and p95 over the rest. */
+export function timingOf(ms: number[]): TimingFigures {
+  if (ms.length === 0) return { firstMs: 0, medianMs: 0, p95Ms: 0, calls: 0 };
+  const rest = ms.slice(1).sort((a, b) => a - b);
+  return { firstMs: ms[0], medianMs: percentile(rest, 0.5), p95Ms: percentile(rest, 0.95), calls: ms.length };
+}
+
+/** Nearest-rank percentile of sorted values; 0 for none. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil(p * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
+}
+
+/** explain() may list a part more than once (several actions over time): its latest entry decides. */
+function latestEntryPerPart(entries: ExplainEntry[]): Map<string, ExplainEntry> {
+  const byPart = new Map<string, ExplainEntry>();
+  for (const entry of entries) byPart.set(entry.partId, entry);
+  return byPart;
+}
+
+/** Accumulates the per-rule breakdown over one session's calls. */
+class RuleLedger {
+  private readonly partsByRule = new Map<string, Set<string>>();
+  private readonly savedByRule = new Map<string, number>();
+  private readonly lossesByRule = new Map<string, number>();
+
+  /**
+   * Tokens saved on this call by each explained part: the part's units rendered from the recorded context,
+   * minus its units in the pruned prompt (0 when the pruner removed the part).
+   */
+  addCall(call: ReplayedCall, tokensPerUnit: number[], explained: Map<string, ExplainEntry>): void {
+    const prunedTokens = tokensByPart(call.units, tokensPerUnit, explained);
+    // Only the recorded messages that hold an explained part need rendering.
+    const lastUser = lastUserIndex(call.context);
+    const originalUnits: Unit[] = [];
+    call.context.forEach((message, i) => {
+      if (message.parts.some((part) => explained.has(part.id))) renderMessage(message, i > lastUser, originalUnits);
+    });
+    const originalTokens = tokensByPart(originalUnits, originalUnits.map((u) => unitTokens(u.text)), explained);
+    for (const [partId, entry] of explained) {
+      if (!this.partsByRule.has(entry.rule)) this.partsByRule.set(entry.rule, new Set());
+      this.partsByRule.get(entry.rule)!.add(partId);
+      const saved = (originalTokens.get(partId) ?? 0) - (prunedTokens.get(partId) ?? 0);
+      this.savedByRule.set(entry.rule, (this.savedByRule.get(entry.rule) ?? 0) + saved);
+    }
+  }
+
+  addQuoteLosses(losses: QuoteLoss[]): void {
+    for (const loss of losses) this.lossesByRule.set(loss.rule, (this.lossesByRule.get(loss.rule) ?? 0) + 1);
+  }
+
+  figures(): RuleFigures[] {
+    const names = new Set([...this.partsByRule.keys(), ...this.lossesByRule.keys()]);
+    return [...names].sort().map((rule) => ({
+      rule,
+      partsHit: this.partsByRule.get(rule)?.size ?? 0,
+      tokensSaved: this.savedByRule.get(rule) ?? 0,
+      quoteLosses: this.lossesByRule.get(rule) ?? 0,
+    }));
+  }
+}
+
+function tokensByPart(units: Unit[], tokensPerUnit: number[], wanted: Map<string, unknown>): Map<string, number> {
+  const byPart = new Map<string, number>();
+  units.forEach((unit, i) => {
+    if (wanted.has(unit.partId)) byPart.set(unit.partId, (byPart.get(unit.partId) ?? 0) + tokensPerUnit[i]);
+  });
+  return byPart;
+}
+
+function mergeRules(perSession: RuleFigures[][]): RuleFigures[] {
+  const merged = new Map<string, RuleFigures>();
+  for (const figures of perSession) {
+    for (const f of figures) {
+      const m = merged.get(f.rule) ?? { rule: f.rule, partsHit: 0, tokensSaved: 0, quoteLosses: 0 };
+      m.partsHit += f.partsHit;
+      m.tokensSaved += f.tokensSaved;
+      m.quoteLosses += f.quoteLosses;
+      merged.set(f.rule, m);
+    }
+  }
+  return [...merged.values()].sort((a, b) => a.rule.localeCompare(b.rule));
+}
+
+function sum(values: number[]): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}
