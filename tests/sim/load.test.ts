@@ -1,0 +1,75 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadSession, loadSessions } from "../../src/sim/load.js";
+
+const dir = mkdtempSync(join(tmpdir(), "acp-sim-load-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, content: unknown): string {
+  const file = join(dir, name);
+  writeFileSync(file, typeof content === "string" ? content : JSON.stringify(content));
+  return file;
+}
+
+const compactedTool = {
+  id: "prt_2",
+  type: "tool",
+  tool: "bash",
+  state: { status: "completed", input: {}, output: "x", time: { start: 1, end: 2, compacted: 99 } },
+};
+const messages = [
+  { info: { id: "msg_1", sessionID: "ses_a", role: "user" }, parts: [{ id: "prt_1", type: "text", text: "hi" }] },
+  { info: { id: "msg_2", sessionID: "ses_a", role: "assistant" }, parts: [compactedTool] },
+];
+
+describe("loadSession", () => {
+  it("reads a corpus session and takes its id", () => {
+    const s = loadSession(write("corpus.json", { id: "corpus-id", source: {}, meta: {}, stats: {}, messages }));
+    expect(s.id).toBe("corpus-id");
+    expect(s.messages).toHaveLength(2);
+  });
+
+  it("reads an `opencode export` file ({info, messages}) and takes info.id", () => {
+    const s = loadSession(write("export.json", { info: { id: "ses_export" }, messages }));
+    expect(s.id).toBe("ses_export");
+  });
+
+  it("removes every state.time.compacted mark: the raw history is the input", () => {
+    const s = loadSession(write("marked.json", { info: { id: "x" }, messages }));
+    expect(s.messages[1].parts[0].state?.time).toEqual({ start: 1, end: 2 });
+  });
+
+  it("names the file when it is missing, not JSON, or not a session", () => {
+    expect(() => loadSession(join(dir, "absent.json"))).toThrow(/absent\.json: cannot read/);
+    expect(() => loadSession(write("broken.json", "{ not json"))).toThrow(/broken\.json: not valid JSON/);
+    expect(() => loadSession(write("other.json", { hello: 1 }))).toThrow(/other\.json: not a session/);
+    expect(() => loadSession(write("badmsg.json", { messages: [{ info: { id: "m" } }] }))).toThrow(/badmsg\.json: messages\[0\]/);
+    expect(() => loadSession(write("badpart.json", { messages: [{ info: { id: "m", role: "user" }, parts: [{ type: "text" }] }] }))).toThrow(
+      /badpart\.json: messages\[0\]\.parts\[0\]/,
+    );
+  });
+});
+
+describe("loadSessions", () => {
+  it("loads every .json file of a folder, sorted by name, and nothing else", () => {
+    const folder = join(dir, "folder");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "b.json"), JSON.stringify({ id: "b", messages }));
+    writeFileSync(join(folder, "a.json"), JSON.stringify({ id: "a", messages }));
+    writeFileSync(join(folder, "notes.txt"), "not a session");
+    expect(loadSessions(folder).map((s) => s.id)).toEqual(["a", "b"]);
+  });
+
+  it("loads a single file as a list of one", () => {
+    expect(loadSessions(write("single.json", { id: "one", messages }))).toHaveLength(1);
+  });
+
+  it("rejects an empty folder and a missing path", () => {
+    const empty = join(dir, "empty");
+    mkdirSync(empty);
+    expect(() => loadSessions(empty)).toThrow(/empty: folder holds no \.json/);
+    expect(() => loadSessions(join(dir, "nowhere"))).toThrow(/nowhere: cannot read/);
+  });
+});
