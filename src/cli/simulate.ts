@@ -3,11 +3,12 @@
 // no-pruning replay (definitions: docs/measurement.md).
 import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { createPruner } from "../engine/pruner.js";
 import { packagePath } from "../rules/paths.js";
 import { loadSessions, measureSessions, relativeTo, type CorpusFigures, type Figures, type Session } from "../sim/index.js";
+import { htmlReport } from "./html-report.js";
 import type { Io } from "./main.js";
 
 /** Comparison bundles that reproduce the published baselines (presets/baselines/*.yaml). */
@@ -42,10 +43,12 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
       let stateDir: string | undefined;
       if (preset !== undefined) {
         if (opts.restart) stateDir = mkdtempSync(join(tmpdir(), "acp-sim-"));
-        const check = createPruner({ preset, rules: opts.rules });
+        // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
+        const config = BASELINES.includes(strategy) ? { tool: false } : undefined;
+        const check = createPruner({ preset, rules: opts.rules, config });
         const errors = check.problems.filter((p) => p.severity === "error");
         if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
-        pruner = opts.restart ? () => createPruner({ preset, rules: opts.rules, stateDir }) : () => createPruner({ preset, rules: opts.rules });
+        pruner = () => createPruner({ preset, rules: opts.rules, config, stateDir });
       }
       measured.push(...measureSessions([session], { pruner, restart: opts.restart }).sessions);
       if (stateDir) rmSync(stateDir, { recursive: true, force: true });
@@ -141,7 +144,8 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .option("--restart", "reload state from disk before every call (a new OpenCode process per prompt)")
     .option("--per-session", "one row per session and strategy")
     .option("--json <file>", "write every figure as JSON")
-    .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string }) => {
+    .option("--html <file>", "write a self-contained HTML report")
+    .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string }) => {
       let sessions: Session[];
       try {
         sessions = loadSessions(path);
@@ -163,6 +167,10 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
       bar?.stop();
       io.out(`${report(results, Boolean(opts.perSession) || sessions.length === 1)}\n`);
       if (opts.json) writeFileSync(opts.json, JSON.stringify(results, null, 1));
+      if (opts.html) {
+        const command = ["acp simulate", path, "--compare", compare.join(","), ...(opts.rules ?? []).flatMap((r) => ["--rules", r]), ...(opts.restart ? ["--restart"] : [])];
+        writeFileSync(opts.html, htmlReport(results, { title: `acp simulate — ${basename(path)}`, generatedBy: `${command.join(" ")} · ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC` }));
+      }
       setCode(0);
     });
 }

@@ -14,6 +14,7 @@ import { manualPatch } from "./manual.js";
 /** What decided a part: a compiled rule, or the model's own request. */
 interface Decider {
   id: string;
+  options?: Record<string, unknown>;
   action: { name: string };
   spec: { commit?: "batch" | "immediate" };
 }
@@ -119,7 +120,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function want(n: PartNode, rule: Decider, patch: Patch, by?: string) {
     if (untouchable(n, rule)) return;
     const before = slotChars(n, patch);
-    if (!patch.drop && patchChars(patch) >= before) return; // never make a part larger
+    // never make a part larger (comparison baselines may, to reproduce other pruners exactly)
+    if (!patch.drop && patchChars(patch) >= before && rule.options?.allowGrowth !== true) return;
     const slot = patch.input !== undefined ? "input" : "output";
     if (slot === "output") rt.decidedNow.set(n.index, rule.id);
     const tokens = Math.max(0, tokensOf(before) - tokensOf(patchChars(patch)));

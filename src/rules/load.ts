@@ -5,7 +5,7 @@ import { extname, join } from "node:path";
 import { Ajv } from "ajv";
 import picomatch from "picomatch";
 import { ACTIONS, actionByName } from "../engine/actions/index.js";
-import { compileCondition, parsePath } from "../engine/compile.js";
+import { parsePath } from "../engine/compile.js";
 import { FACT_NAMES, factByName } from "../engine/facts.js";
 import { compileKey } from "../engine/key.js";
 import { OPERATOR_NAMES, resolveOperator } from "../engine/operators.js";
@@ -54,6 +54,43 @@ function optionValidator(action: string) {
 
 const PHASE_RANK = Object.fromEntries(PHASES.map((p, i) => [p, i]));
 
+// `then.by` is a condition inside action options, which the file schema leaves open: validate it
+// against the same condition definition before the semantic checks read it.
+let conditionValidator: ReturnType<Ajv["compile"]> | undefined;
+function conditionProblems(by: unknown): { pointer: string; message: string; ruleId: string; key: boolean }[] {
+  if (!conditionValidator) {
+    const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+    ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", "rules.schema.json"), "utf8")), "rules.schema.json");
+    conditionValidator = ajv.getSchema("rules.schema.json#/definitions/condition")!;
+  }
+  if (conditionValidator(by)) return [];
+  const errors = conditionValidator.errors ?? [];
+  const specific = errors.filter((e) => !["if", "oneOf", "anyOf"].includes(e.keyword));
+  return (specific.length ? specific : errors).map((e) => {
+    const p = e.params as Record<string, any>;
+    if (e.keyword === "additionalProperties") {
+      const known = Object.keys((e.parentSchema as any)?.properties ?? {});
+      return { pointer: `${e.instancePath}/${p.additionalProperty}`, message: `unknown property "${p.additionalProperty}" in condition${didYouMean(p.additionalProperty, known)}`, ruleId: "schema/additionalProperties", key: true };
+    }
+    if (e.keyword === "required") return { pointer: e.instancePath, message: `condition is missing required property "${p.missingProperty}"`, ruleId: "schema/required", key: false };
+    return { pointer: e.instancePath, message: `condition${e.instancePath ? ` ${e.instancePath}` : ""} ${e.message}`, ruleId: `schema/${e.keyword}`, key: false };
+  });
+}
+
+/** A `value` of the form {fact, path?} reads another fact (json-rules-engine's fact reference). */
+const factRef = (v: unknown): { fact: string; path?: unknown } | undefined =>
+  v && typeof v === "object" && !Array.isArray(v) && typeof (v as { fact?: unknown }).fact === "string" ? (v as { fact: string }) : undefined;
+
+function globError(g: string): string | undefined {
+  try {
+    // debug: picomatch otherwise turns a pattern it cannot compile into one that matches nothing
+    picomatch.makeRe(g, { debug: true, dot: true });
+    return undefined;
+  } catch (e) {
+    return (e as Error).message.replace(/^Invalid regular expression: \/.*\/: /s, "");
+  }
+}
+
 function checkCondition(cond: Condition, pointer: string, rule: RuleSpec, report: (ptr: string, msg: string, id: string, key?: boolean) => void) {
   if ("all" in cond) return cond.all.forEach((c, i) => checkCondition(c, `${pointer}/all/${i}`, rule, report));
   if ("any" in cond) return cond.any.forEach((c, i) => checkCondition(c, `${pointer}/any/${i}`, rule, report));
@@ -66,23 +103,31 @@ function checkCondition(cond: Condition, pointer: string, rule: RuleSpec, report
       report(ptr, `fact "${fact}" has no value in phase "${rule.phase}" (available from "${def.availableFrom}")`, "fact-phase");
   };
   checkFact(leaf.fact, `${pointer}/fact`);
-  if (!resolveOperator(leaf.operator)) report(`${pointer}/operator`, `unknown operator "${leaf.operator}"${didYouMean(leaf.operator.replace(/^not:/, ""), OPERATOR_NAMES)}`, "unknown-operator");
+  const op = leaf.operator.replace(/^(not:)+/, "");
+  if (!resolveOperator(leaf.operator)) {
+    const prefix = leaf.operator.slice(0, leaf.operator.length - op.length);
+    report(`${pointer}/operator`, `unknown operator "${leaf.operator}"${didYouMean(op, OPERATOR_NAMES).replace(/"([^"]+)"\?\)$/, `"${prefix}$1"?)`)}`, "unknown-operator");
+  }
   const v = leaf.value as any;
-  if (v && typeof v === "object" && !Array.isArray(v) && "fact" in v) checkFact(v.fact, `${pointer}/value/fact`);
-  const op = leaf.operator.replace(/^not:/, "");
+  const ref = factRef(v);
+  if (ref) {
+    checkFact(ref.fact, `${pointer}/value/fact`);
+    if (ref.path !== undefined)
+      try {
+        parsePath(String(ref.path));
+      } catch (e) {
+        report(`${pointer}/value/path`, (e as Error).message, "invalid-path");
+      }
+  }
   if (op === "regex") {
     const err = typeof v === "string" ? regexError(v) : "value must be a string";
     if (err) report(`${pointer}/value`, `regex ${JSON.stringify(v)} is not accepted: ${err} (rules run on a linear-time engine: no backreferences or lookaround)`, "invalid-regex");
   }
   if (op === "glob") {
     for (const g of Array.isArray(v) ? v : typeof v === "string" ? [v] : []) {
-      if (typeof g !== "string" || g.length > 500) report(`${pointer}/value`, `glob ${JSON.stringify(g)} is not a usable pattern`, "invalid-glob");
-      else
-        try {
-          picomatch.makeRe(g);
-        } catch (e) {
-          report(`${pointer}/value`, `glob ${JSON.stringify(g)} does not compile: ${(e as Error).message}`, "invalid-glob");
-        }
+      const usable = typeof g === "string" && g.length > 0 && g.length <= 500;
+      const err = usable ? globError(g) : "not a non-empty string of at most 500 characters";
+      if (err) report(`${pointer}/value`, `glob ${JSON.stringify(g)} does not compile (${err}); it would match nothing`, "invalid-glob");
     }
   }
   if (leaf.path)
@@ -91,6 +136,20 @@ function checkCondition(cond: Condition, pointer: string, rule: RuleSpec, report
     } catch (e) {
       report(`${pointer}/path`, (e as Error).message, "invalid-path");
     }
+}
+
+/** Leaves (and fact references) reading a dynamic or phase fact, by the pointer of their `fact`. */
+function changingLeaves(cond: Condition, pointer: string): { pointer: string; fact: string }[] {
+  if ("all" in cond) return cond.all.flatMap((c, i) => changingLeaves(c, `${pointer}/all/${i}`));
+  if ("any" in cond) return cond.any.flatMap((c, i) => changingLeaves(c, `${pointer}/any/${i}`));
+  if ("not" in cond) return changingLeaves(cond.not, `${pointer}/not`);
+  const leaf = cond as Leaf;
+  const changes = (f: string) => ["dynamic", "phase"].includes(factByName.get(f)?.kind ?? "");
+  const ref = factRef(leaf.value);
+  return [
+    ...(changes(leaf.fact) ? [{ pointer: `${pointer}/fact`, fact: leaf.fact }] : []),
+    ...(ref && changes(ref.fact) ? [{ pointer: `${pointer}/value/fact`, fact: ref.fact }] : []),
+  ];
 }
 
 /** Semantic checks of one validated rule; returns its problems. */
@@ -114,11 +173,19 @@ function checkRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
         report(`/then/${prop}`, `action "${action.name}" has no option "${prop}"${didYouMean(prop, Object.keys(action.options.properties))}`, "unknown-option", true);
       } else report(`/then${e.instancePath}`, `action "${action.name}" option ${e.instancePath.slice(1) || ""} ${e.message}`.replace(/\s+/g, " "), "invalid-option");
     }
-  if ((options as any).by) checkCondition((options as any).by, "/then/by", rule, report);
+  // `by` must be a condition; one that is not even an object was reported by the option schema.
+  const by = (options as { by?: unknown }).by;
+  const byIsObject = by !== null && typeof by === "object" && !Array.isArray(by);
+  const byProblems = byIsObject ? conditionProblems(by) : [];
+  for (const p of byProblems) report(`/then/by${p.pointer}`, p.message, p.ruleId, p.key);
+  const byOk = byIsObject && byProblems.length === 0;
+  if (byOk) checkCondition(by as Condition, "/then/by", rule, report);
   if (rule.phase === "supersede" && action.name !== "supersede") report("/then/action", `phase "supersede" takes the supersede action, not "${action.name}"`, "action-phase");
   if (action.name === "supersede" && rule.phase !== "supersede") report("/phase", `the supersede action runs in phase "supersede"`, "action-phase");
   if (action.name === "protect" && rule.phase !== "protect") report("/phase", `the protect action runs in phase "protect"`, "action-phase");
-  if (rule.phase === "supersede" && !rule.key) report("", `a supersede rule needs a "key" (what makes two parts the same thing)`, "missing-key");
+  // The engine treats every protect-phase rule as protection, whatever its action says.
+  if (rule.phase === "protect" && action.name !== "protect") report("/then/action", `phase "protect" takes the protect action, not "${action.name}" (a protect-phase rule protects the parts it matches)`, "action-phase");
+  if (rule.phase === "supersede" && !rule.key) report("", `a supersede rule needs a "key" (what makes two parts the same thing)`, "missing-key", true);
   if (rule.key)
     try {
       compileKey(rule.key);
@@ -126,13 +193,9 @@ function checkRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
       report("/key", (e as Error).message, "invalid-key");
     }
   if (rule.phase === "supersede") {
-    try {
-      const by = (options as { by?: Condition }).by;
-      const kinds = [...compileCondition(rule.when).kinds, ...(by ? compileCondition(by).kinds : [])];
-      if (kinds.some((k) => k === "dynamic" || k === "phase")) report("/when", "supersede rules may only read facts that do not change over time (groups are built once per part)", "fact-phase");
-    } catch {
-      // unknown facts/operators were reported above
-    }
+    const changing = [...changingLeaves(rule.when, "/when"), ...(byOk ? changingLeaves(by as Condition, "/then/by") : [])];
+    for (const { pointer, fact } of changing)
+      report(pointer, `fact "${fact}" changes over time; supersede rules may only read facts that do not (groups are built once per part)`, "fact-phase");
   }
   return problems;
 }

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 // Tiny hand-built sessions for the measurement tests: every part id is given by the test, so that
 // expectations can name exactly which unit is which.
 import type { Message, MessageInfo, Part } from "../../src/graph/types.js";
@@ -6,7 +7,8 @@ import type { Session } from "../../src/sim/load.js";
 export const SESSION_ID = "ses_sim";
 
 /** The development corpus (54 sessions); the corpus tests are skipped where it is absent. */
-export const CORPUS = process.env.ACP_CORPUS ?? "/work/shared/corpus/sessions";
+// ../shared sits beside the repository (as on CI); ACP_CORPUS overrides.
+export const CORPUS = process.env.ACP_CORPUS ?? fileURLToPath(new URL("../../../shared/corpus/sessions", import.meta.url));
 
 export function msg(id: string, role: "user" | "assistant", parts: Omit<Part, "messageID" | "sessionID">[], info: Partial<MessageInfo> = {}): Message {
   return {

@@ -43,10 +43,13 @@ export const clear: ActionDef = {
     properties: {
       show: { type: "array", items: { type: "string" } },
       message: { type: "string", description: "text after the call description (default: output cleared)" },
+      text: { type: "string", minLength: 1, description: "the exact replacement text instead of a breadcrumb (e.g. OpenCode's own placeholder)" },
+      allowGrowth: { type: "boolean", description: "also replace outputs shorter than the replacement (only to reproduce other pruners in comparisons)" },
     },
   },
   apply(node, opts) {
     if (node.part.type !== "tool") return undefined;
+    if (typeof opts.text === "string") return { output: opts.text };
     const chars = node.outputChars;
     return { output: `${describeCall(node.part, opts.show)} → ${opts.message ?? "output cleared"} (${chars} chars)` };
   },
