@@ -107,7 +107,12 @@ export function esc(value: unknown): string {
 }
 
 const int = (x: number) => Math.round(x).toLocaleString("en-US");
-const pct = (x: number) => `${x > 0 ? "+" : ""}${x.toFixed(1)}%`;
+/** Signed percent with one decimal; values that round to zero print as 0.0%. */
+function pct(x: number): string {
+  const r = x.toFixed(1);
+  if (Number(r) === 0) return "0.0%";
+  return `${x > 0 ? "+" : ""}${r}%`;
+}
 const share = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 function short(x: number): string {
@@ -218,7 +223,7 @@ function perSessionTable(ctx: Ctx): string {
       return `${deltaCell(rel?.billedTokensPct)}${deltaCell(rel?.anthropicCostPct)}<td class="num">${int(f.prefixBreaks)}</td><td class="num${f.quoteLost ? " bad" : ""}">${int(f.quoteLost)}/${int(f.quoteEvents)}</td>`;
     });
     rows.push(
-      `<tr><th scope="row" title="${esc(id?.file ?? "")}"><code>${esc(clip(id?.sessionId ?? `#${i + 1}`, 40))}</code></th><td class="num">${int(id?.calls ?? 0)}</td>` +
+      `<tr><th scope="row" title="${esc(id?.file ?? "")}"><code>${esc(clip(id?.sessionId ?? `#${i + 1}`, 30))}</code></th><td class="num">${int(id?.calls ?? 0)}</td>` +
         `<td class="num">${base ? int(base.billedTokens) : "–"}</td><td class="num">${base ? int(base.prefixBreaks) : "–"}</td>${cells.join("")}</tr>`,
     );
   }
@@ -236,6 +241,8 @@ ${rows.join("\n")}
 
 function rulesTables(ctx: Ctx): string {
   const baseBilled = ctx.base?.figures.total.billedTokens ?? 0;
+  // One scale for every strategy's bars, so that the tables compare.
+  const max = Math.max(1, ...ctx.strategies.flatMap((s) => s.figures.total.rules.map((r) => r.tokensSaved)));
   const out: string[] = [];
   for (const s of ctx.strategies) {
     if (s === ctx.base) continue;
@@ -244,7 +251,6 @@ function rulesTables(ctx: Ctx): string {
       out.push(`<h3>${strategyLabel(s)}</h3>\n<p class="muted">No rule acted.</p>`);
       continue;
     }
-    const max = Math.max(1, ...rules.map((r) => r.tokensSaved));
     const rows = rules.map(
       (r) => `<tr>
 <th scope="row"><code>${esc(r.rule)}</code></th>
@@ -325,7 +331,7 @@ function glossary(): string {
   return `<footer>
 <h2>Definitions</h2>
 <dl>${items.map(([t, d]) => `<dt>${esc(t)}</dt><dd>${esc(d)}</dd>`).join("")}</dl>
-<p class="muted">See docs/measurement.md and docs/simulate.md in opencode-acp. This page is self-contained: no scripts, no network.</p>
+<p class="muted">Written by opencode-acp <code>acp simulate --html</code> (docs/simulate.md). This page is self-contained: no scripts, no network.</p>
 </footer>`;
 }
 
@@ -335,13 +341,15 @@ function glossary(): string {
 function singleSessionCharts(ctx: Ctx): string {
   const size = promptChart(ctx, 0, { width: 1280, height: 340 });
   const reuse = reuseChart(ctx, 0, { width: 1280, height: 260 });
+  const delta = ctx.base && ctx.strategies.length > 1 ? `<h3>Prompt size against no pruning per call (tokens, strategy − none)</h3>\n${deltaChart(ctx, 0, { width: 1280, height: 240 })}\n` : "";
   return section(
     "Per call",
     "charts",
     `${legend(ctx, (s) => ` <span class="muted">${short(s.figures.total.billedTokens)} billed</span>`)}
+${coincide(ctx, 0)}
 <h3>Prompt size per call (tokens)</h3>
 ${size}
-<h3>Cache-reused share per call (reused prefix / prompt)</h3>
+${delta}<h3>Cache-reused share per call (reused prefix / prompt)</h3>
 ${reuse}
 <p class="note">Hover a call for every strategy's figures. Red rings mark calls where the strategy lost a quoted line; a drop in the reused share is a prefix break (the cache is rewritten from the edit point on).</p>`,
   );
@@ -355,7 +363,7 @@ function corpusCharts(ctx: Ctx, largest: number): string {
   const all = order.map((i) => {
     const s = sessionAt(ctx, i);
     return `<details class="session">
-<summary><code>${esc(s?.sessionId ?? `#${i + 1}`)}</code> <span class="muted">${int(s?.calls ?? 0)} calls · ${short(sizeOf(i))} billed unpruned${sessionSummary(ctx, i)}</span></summary>
+<summary><span class="sid"><code title="${esc(s?.file ?? "")}">${esc(clip(s?.sessionId ?? `#${i + 1}`, 48))}</code></span><span class="cell">${int(s?.calls ?? 0)} calls</span><span class="cell">${short(sizeOf(i))} billed</span>${sessionDeltas(ctx, i)}</summary>
 <div class="pair">${promptChart(ctx, i, { width: 620, height: 230 })}${reuseChart(ctx, i, { width: 620, height: 230 })}</div>
 </details>`;
   });
@@ -374,8 +382,21 @@ ${sessionShareChart(ctx, { width: 1280, height: 240 })}
       "largest",
       `${legend(ctx)}\n<p class="note">Prompt size (tokens) and cache-reused share per call, for the sessions with the most unpruned billed tokens.</p>\n<div class="tiles">${tiles.join("\n")}</div>`,
     ),
-    section("Every session", "sessions", `<p class="note">Open a session to see its per-call charts.</p>\n${all.join("\n")}`),
+    section("Every session", "sessions", `${legend(ctx)}\n<p class="note">Open a session to see its per-call charts. Columns: unpruned calls and billed tokens, then each strategy's Δbilled.</p>\n${all.join("\n")}`),
   ].join("\n");
+}
+
+/** Δbilled of each strategy for session i, aligned cells for the session list. */
+function sessionDeltas(ctx: Ctx, i: number): string {
+  const base = ctx.base?.figures.sessions[i];
+  if (!base) return "";
+  return ctx.strategies
+    .filter((s) => s !== ctx.base && s.figures.sessions[i])
+    .map((s) => {
+      const d = relativeTo(s.figures.sessions[i], base).billedTokensPct;
+      return `<span class="cell wide">${esc(s.name)} <span class="${d < -0.05 ? "good" : d > 0.05 ? "bad" : ""}">${pct(d)}</span></span>`;
+    })
+    .join("");
 }
 
 function sessionSummary(ctx: Ctx, i: number): string {
@@ -420,6 +441,38 @@ function promptChart(ctx: Ctx, i: number, box: Box): string {
     markers,
     bands: callBands(ctx, i, n),
   });
+}
+
+/** Tokens per call of session i minus the unpruned prompt's, one line per pruning strategy. */
+function deltaChart(ctx: Ctx, i: number, box: Box): string {
+  const n = callCount(ctx, i);
+  const base = ctx.base?.figures.sessions[i]?.perCall ?? [];
+  const series = ctx.strategies
+    .filter((s) => s !== ctx.base)
+    .map((s) => ({ strategy: s, points: (s.figures.sessions[i]?.perCall ?? []).map((c, k): Pt => [k + 1, c.tokens - (base[k]?.tokens ?? 0)]) }));
+  const ys = series.flatMap((s) => s.points.map((p) => p[1]));
+  return lineChart({
+    id: "prompt-delta",
+    box,
+    x: { min: 0.5, max: n + 0.5, label: "call", format: (v) => String(v), integer: true },
+    y: { min: Math.min(0, ...ys), max: Math.max(1, ...ys), label: "Δ tokens", format: short },
+    series,
+    markers: [],
+    bands: callBands(ctx, i, n),
+  });
+}
+
+/** A note naming strategies whose per-call prompt sizes are identical (their lines coincide). */
+function coincide(ctx: Ctx, i: number): string {
+  const groups = new Map<string, string[]>();
+  for (const s of ctx.strategies) {
+    const key = (s.figures.sessions[i]?.perCall ?? []).map((c) => `${c.tokens}/${c.reusable}`).join(",");
+    groups.set(key, [...(groups.get(key) ?? []), s.name]);
+  }
+  const same = [...groups.values()].filter((g) => g.length > 1);
+  if (!same.length) return "";
+  const list = (g: string[]) => g.map((n) => `<code>${esc(n)}</code>`).join(", ");
+  return `<p class="note">Same prompt sizes and reused prefixes on every call, so their lines coincide: ${same.map(list).join("; ")}.</p>`;
 }
 
 /** reusable / tokens per call of session i. */
@@ -579,8 +632,9 @@ export function lineChart(spec: ChartSpec): string {
   const x0 = spec.x.min, x1 = spec.x.max === spec.x.min ? spec.x.min + 1 : spec.x.max;
   const yTicks = niceTicks(y0, y1, Math.max(3, Math.round(ph / 45)));
   const yTop = Math.max(y1, yTicks[yTicks.length - 1] ?? y1);
+  const yBottom = Math.min(y0, yTicks[0] ?? y0);
   const sx = (v: number) => m.left + ((v - x0) / (x1 - x0)) * pw;
-  const sy = (v: number) => m.top + ph - ((v - y0) / (yTop - y0)) * ph;
+  const sy = (v: number) => m.top + ph - ((v - yBottom) / (yTop - yBottom)) * ph;
   const xTicks = niceTicks(Math.max(x0, spec.x.integer ? Math.ceil(x0) : x0), x1, Math.max(2, Math.round(pw / 80)), spec.x.integer).filter((v) => v >= x0 && v <= x1);
 
   const out: string[] = [];
@@ -588,7 +642,7 @@ export function lineChart(spec: ChartSpec): string {
   // Shaded bands (sessions) under everything.
   for (const b of spec.bands) if (b.shade) out.push(`<rect class="shade" x="${f1(sx(b.x0))}" y="${m.top}" width="${f1(Math.max(0, sx(b.x1) - sx(b.x0)))}" height="${ph}"/>`);
   // Grid and axes.
-  for (const t of yTicks) out.push(`<line class="grid" x1="${m.left}" x2="${m.left + pw}" y1="${f1(sy(t))}" y2="${f1(sy(t))}"/><text class="tick" x="${m.left - 6}" y="${f1(sy(t) + 4)}" text-anchor="end">${esc(spec.y.format(t))}</text>`);
+  for (const t of yTicks) out.push(`<line class="${t === 0 && yBottom < 0 ? "zero" : "grid"}" x1="${m.left}" x2="${m.left + pw}" y1="${f1(sy(t))}" y2="${f1(sy(t))}"/><text class="tick" x="${m.left - 6}" y="${f1(sy(t) + 4)}" text-anchor="end">${esc(spec.y.format(t))}</text>`);
   for (const t of xTicks) out.push(`<line class="tickmark" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${m.top + ph}" y2="${m.top + ph + 4}"/><text class="tick" x="${f1(sx(t))}" y="${m.top + ph + 16}" text-anchor="middle">${esc(spec.x.format(t))}</text>`);
   out.push(`<line class="axis" x1="${m.left}" x2="${m.left + pw}" y1="${m.top + ph}" y2="${m.top + ph}"/><line class="axis" x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + ph}"/>`);
   out.push(`<text class="label" x="${m.left + pw / 2}" y="${height - 6}" text-anchor="middle">${esc(spec.x.label)}</text>`);
@@ -616,17 +670,18 @@ export function lineChart(spec: ChartSpec): string {
   return out.join("\n");
 }
 
-/** Round tick values (1, 2, 2.5, 5 × 10^k) covering [min, max] in about `count` steps. */
+/** Round tick values (1, 2, 2.5, 5 × 10^k) in about `count` steps, from the last at or below min to the first at or above max. */
 export function niceTicks(min: number, max: number, count: number, integer = false): number[] {
   if (!(max > min) || !Number.isFinite(min) || !Number.isFinite(max)) return [min];
   const raw = (max - min) / Math.max(1, count);
   const mag = 10 ** Math.floor(Math.log10(raw));
-  let step = [1, 2, 2.5, 5, 10].map((k) => k * mag).find((s) => s >= raw) ?? 10 * mag;
+  const steps = integer && mag < 10 ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10];
+  let step = steps.map((k) => k * mag).find((s) => s >= raw) ?? 10 * mag;
   if (integer) step = Math.max(1, Math.round(step));
   const ticks: number[] = [];
-  const first = Math.ceil(min / step - 1e-9) * step;
-  for (let v = first; v <= max + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
-  if (!integer && ticks[ticks.length - 1] < max - 1e-9) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
+  const first = Math.floor(min / step + 1e-9) * step;
+  const last = Math.ceil(max / step - 1e-9) * step;
+  for (let v = first; v <= last + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
   return ticks;
 }
 
@@ -658,12 +713,15 @@ tbody tr:hover{background:#f1f3f5}
 .legend{display:flex;flex-wrap:wrap;gap:6px 22px;margin:8px 0}
 .legend .item{display:inline-flex;align-items:center;gap:4px}
 td.bar{width:180px;padding-top:8px}
-td.bar span{display:block;height:8px;border-radius:2px;min-width:1px}
+td.bar span{display:block;height:8px;border-radius:2px}
 table.quotes td.line{max-width:640px;word-break:break-word}
 table.quotes td.line code{white-space:pre-wrap}
 .scroll{overflow-x:auto}
+table.per-session{font-size:12.5px}
+table.per-session th,table.per-session td{padding:3px 6px;white-space:nowrap}
 svg.chart{display:block;max-width:100%;height:auto;overflow:visible}
 svg.chart .grid{stroke:#eceef0}
+svg.chart .zero{stroke:#868e96;stroke-dasharray:3 3}
 svg.chart .axis,svg.chart .tickmark{stroke:#868e96}
 svg.chart .tick{font-size:11px;fill:var(--muted)}
 svg.chart .label{font-size:12px;fill:#495057}
@@ -677,6 +735,9 @@ figure.tile{margin:0;padding:10px;border:1px solid var(--line);border-radius:6px
 figure.tile figcaption{margin-bottom:4px}
 details.session{border-bottom:1px solid var(--line);padding:4px 0}
 details summary{cursor:pointer}
+details.session summary .sid{display:inline-block;width:400px}
+details.session summary .cell{display:inline-block;width:90px;text-align:right;color:var(--muted);font-variant-numeric:tabular-nums}
+details.session summary .cell.wide{width:170px}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:12px;margin:8px 0}
 footer dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
 footer dt{font-weight:600}

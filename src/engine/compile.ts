@@ -40,6 +40,11 @@ export function getPath(value: unknown, segments: string[]): unknown {
   return cur;
 }
 
+/** json-rules-engine's Almanac: a path applies to object values; any other value is returned as is. */
+export function pathOf(value: unknown, segments: string[]): unknown {
+  return typeof value === "object" && value !== null ? getPath(value, segments) : value;
+}
+
 type Getter = (node: PartNode, ctx: FactContext) => unknown;
 
 function factGetter(fact: string, path: string | undefined, pointer: string, kinds: Set<FactKind>): Getter {
@@ -48,7 +53,7 @@ function factGetter(fact: string, path: string | undefined, pointer: string, kin
   kinds.add(def.kind);
   if (!path) return def.get;
   const segs = parsePath(path);
-  return (n, c) => getPath(def.get(n, c), segs);
+  return (n, c) => pathOf(def.get(n, c), segs);
 }
 
 function compileLeaf(leaf: Leaf, pointer: string, kinds: Set<FactKind>): Predicate {
@@ -73,6 +78,7 @@ function compileNode(cond: Condition, pointer: string, kinds: Set<FactKind>): Pr
   }
   if ("any" in cond) {
     const parts = cond.any.map((c, i) => compileNode(c, `${pointer}/any/${i}`, kinds));
+    if (parts.length === 0) return () => true; // as json-rules-engine: an empty condition set passes
     return (n, c) => {
       for (const p of parts) if (p(n, c)) return true;
       return false;

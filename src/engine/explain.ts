@@ -2,7 +2,7 @@
 // json-rules-engine's RuleResult (`result`, `factResult`, `valueResult` on each leaf).
 import type { PartNode } from "../graph/graph.js";
 import type { Condition, Leaf } from "../rules/types.js";
-import { getPath, parsePath } from "./compile.js";
+import { parsePath, pathOf } from "./compile.js";
 import { factByName, type FactContext } from "./facts.js";
 import { resolveOperator } from "./operators.js";
 
@@ -14,7 +14,7 @@ export type ExplainedCondition =
 
 function factValue(fact: string, path: string | undefined, node: PartNode, ctx: FactContext): unknown {
   const v = factByName.get(fact)?.get(node, ctx);
-  return path ? getPath(v, parsePath(path)) : v;
+  return path ? pathOf(v, parsePath(path)) : v;
 }
 
 export function explainCondition(cond: Condition, node: PartNode, ctx: FactContext): ExplainedCondition {
@@ -24,7 +24,7 @@ export function explainCondition(cond: Condition, node: PartNode, ctx: FactConte
   }
   if ("any" in cond) {
     const any = cond.any.map((c) => explainCondition(c, node, ctx));
-    return { any, result: any.some((c) => c.result) };
+    return { any, result: any.length === 0 || any.some((c) => c.result) };
   }
   if ("not" in cond) {
     const not = explainCondition(cond.not, node, ctx);

@@ -25,6 +25,7 @@ export interface FactDef {
 }
 
 const isTool = (n: PartNode) => n.part.type === "tool";
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const lines = (s: string) => (s.length === 0 ? 0 : s.split("\n").length);
 
 export const FACTS: FactDef[] = [
@@ -32,7 +33,7 @@ export const FACTS: FactDef[] = [
   { name: "role", kind: "static", type: "string", description: "role of the message holding the part: user | assistant", get: (n) => n.message.info?.role },
   { name: "tool", kind: "static", type: "string", description: "tool name of a tool part", get: (n) => (isTool(n) ? n.part.tool : undefined) },
   { name: "status", kind: "static", type: "string", description: "tool state: pending | running | completed | error", get: (n) => n.part.state?.status },
-  { name: "input", kind: "static", type: "object", description: "tool input params; use `path: $.filePath`", get: (n) => n.part.state?.input ?? {} },
+  { name: "input", kind: "static", type: "object", description: "tool input params; use `path: $.filePath`", get: (n) => (isObject(n.part.state?.input) ? n.part.state!.input : {}) },
   { name: "outputChars", kind: "static", type: "number", description: "characters of the tool result as sent", get: (n) => n.outputChars },
   { name: "outputLines", kind: "static", type: "number", description: "lines of the tool result as sent", get: (n) => (isTool(n) ? lines(textOf(n.part.state?.status === "completed" ? n.part.state.output : n.part.state?.error)) : 0) },
   { name: "inputChars", kind: "static", type: "number", description: "characters of the JSON tool input (lazy)", get: (n) => (isTool(n) ? textOf(n.part.state?.input ?? {}).length : 0) },

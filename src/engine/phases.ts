@@ -2,7 +2,7 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { tokensOf, type PartNode } from "../graph/graph.js";
+import { tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { patchChars, slotChars } from "./render.js";
@@ -43,6 +43,20 @@ function patchFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by?: P
     cache.set(k, p);
   }
   return p ?? undefined;
+}
+
+/** Minimum characters a patch must save to be worth a change. */
+const MIN_SAVING = 16;
+
+/** Smaller as sent, not only in characters: JSON escapes and multi-byte breadcrumbs count too. */
+function shrinks(n: PartNode, patch: Patch, before: number): boolean {
+  const after = patchChars(patch);
+  if (after + MIN_SAVING > before) return false;
+  if (before - after > 256) return true; // clearly smaller; skip the byte count on large outputs
+  const bytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
+  const original = patch.input !== undefined ? JSON.stringify(n.part.state?.input ?? {}) : patch.text !== undefined ? (n.part.text ?? "") : toolResultText(n.part);
+  const replaced = patch.input !== undefined ? JSON.stringify(patch.input) : (patch.output ?? patch.text ?? patch.asText ?? "");
+  return bytes(replaced) + MIN_SAVING <= bytes(original);
 }
 
 export interface CallResult {
@@ -121,7 +135,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (untouchable(n, rule)) return;
     const before = slotChars(n, patch);
     // never make a part larger (comparison baselines may, to reproduce other pruners exactly)
-    if (!patch.drop && patchChars(patch) >= before && rule.options?.allowGrowth !== true) return;
+    if (!patch.drop && rule.options?.allowGrowth !== true && !shrinks(n, patch, before)) return;
     const slot = patch.input !== undefined ? "input" : "output";
     if (slot === "output") rt.decidedNow.set(n.index, rule.id);
     const tokens = Math.max(0, tokensOf(before) - tokensOf(patchChars(patch)));

@@ -115,6 +115,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     if (rt.state.manual) delete rt.state.manual[partId];
     if (!had) return false;
     (rt.state.pinned ??= {})[partId] = true;
+    rt.dirty = true;
     if (options.stateDir) saveState(options.stateDir, rt.state);
     return true;
   }
@@ -131,6 +132,16 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const graph = buildGraph(messages);
       if (!graph.sessionID) return;
       const rt = runtime(graph.sessionID);
+      const lastId = messages[messages.length - 1]?.info?.id;
+      if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
+        // The same history again (a second hook pass, or our own output): re-render the
+        // committed decisions only, so a repeat can neither commit nor shift anything.
+        render(graph, rt.state.decisions);
+        if (config.tool) renderIds(graph, assignIds(graph, rt.state, () => false));
+        return;
+      }
+      rt.lastCall = { count: messages.length, lastId };
+      rt.dirty = false;
       const rebuilt = rt.update(graph);
       const tokens = resolved.commit.pressureTokens > 0 ? promptTokens(graph) : 0;
       const result = runPhases(rt, resolved.commit, tokens);
@@ -210,6 +221,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         parts++;
         tokens += Math.ceil(t.outputChars / 4);
       }
+      rt.dirty = true;
       if (options.stateDir) saveState(options.stateDir, rt.state);
       return { parts, tokens, skipped };
     },
@@ -227,6 +239,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
         restore: (id) => restore(sessionID, id),
       });
+      rt.dirty = true;
       if (options.stateDir) saveState(options.stateDir, rt.state);
       return result;
     },

@@ -32,6 +32,10 @@ export class SessionRuntime {
   /** Per rule index: rule-specific fact contexts (params differ per rule). */
   readonly ctxs: FactContext[];
   graph!: Graph;
+  /** Shape of the last transformed history, to recognise a repeat of the same call. */
+  lastCall?: { count: number; lastId?: string };
+  /** Set when a manual request, sweep or restore changed state since the last call. */
+  dirty = false;
   protectedBy = new Map<number, CompiledRule>();
   supersededNow = new Map<number, CompiledRule>();
   decidedNow = new Map<number, string>();
