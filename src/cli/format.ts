@@ -1,24 +1,52 @@
-// Lint output: ESLint's stylish format (default) and JSON.
+// Lint output: ESLint's stylish format (default) and ESLint's JSON result format.
 import type { Problem } from "../rules/problems.js";
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** Problems grouped by file (in order of first appearance), each group sorted by line, then column. */
+function byFile(problems: Problem[]): [string, Problem[]][] {
+  const groups = new Map<string, Problem[]>();
+  for (const p of problems) groups.set(p.file, [...(groups.get(p.file) ?? []), p]);
+  return [...groups].map(([file, list]) => [file, [...list].sort((a, b) => a.line - b.line || a.col - b.col)]);
+}
+
+/**
+ * As ESLint's stylish: the file, then a table `line:col  severity  message  ruleId` (line numbers
+ * right-aligned, columns left-aligned), a blank line, and `✖ N problems (E errors, W warnings)`.
+ */
 export function stylish(problems: Problem[]): string {
   if (problems.length === 0) return "";
-  const byFile = new Map<string, Problem[]>();
-  for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p]);
   const out: string[] = [];
-  for (const [file, list] of byFile) {
+  for (const [file, list] of byFile(problems)) {
     out.push(file);
-    list.sort((a, b) => a.line - b.line || a.col - b.col);
-    const locW = Math.max(...list.map((p) => `${p.line}:${p.col}`.length));
-    const sevW = Math.max(...list.map((p) => p.severity.length));
-    const msgW = Math.max(...list.map((p) => p.message.length));
-    for (const p of list) out.push(`  ${`${p.line}:${p.col}`.padEnd(locW)}  ${p.severity.padEnd(sevW)}  ${p.message.padEnd(msgW)}  ${p.ruleId}`);
+    const messages = list.map((p) => p.message.replace(/([^ ])\.$/, "$1"));
+    const width = (f: (p: Problem, i: number) => string) => Math.max(...list.map(f).map((s) => s.length));
+    const lineW = width((p) => String(p.line));
+    const colW = width((p) => String(p.col));
+    const sevW = width((p) => p.severity);
+    const msgW = width((_p, i) => messages[i]);
+    list.forEach((p, i) =>
+      out.push(`  ${String(p.line).padStart(lineW)}:${String(p.col).padEnd(colW)}  ${p.severity.padEnd(sevW)}  ${messages[i].padEnd(msgW)}  ${p.ruleId}`),
+    );
     out.push("");
   }
   const errors = problems.filter((p) => p.severity === "error").length;
-  const warnings = problems.length - errors;
-  out.push(`✖ ${problems.length} problem${problems.length === 1 ? "" : "s"} (${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"})`);
+  out.push(`✖ ${plural(problems.length, "problem")} (${plural(errors, "error")}, ${plural(problems.length - errors, "warning")})`);
   return out.join("\n");
 }
 
-export const jsonFormat = (problems: Problem[]) => JSON.stringify(problems, null, 2);
+/** ESLint's JSON format: one result per file with problems; severity 2 = error, 1 = warning. */
+export function jsonFormat(problems: Problem[]): string {
+  const results = byFile(problems).map(([filePath, list]) => {
+    const errorCount = list.filter((p) => p.severity === "error").length;
+    return {
+      filePath,
+      messages: list.map((p) => ({ ruleId: p.ruleId, severity: p.severity === "error" ? 2 : 1, message: p.message, line: p.line, column: p.col, ...(p.pointer ? { pointer: p.pointer } : {}) })),
+      errorCount,
+      warningCount: list.length - errorCount,
+      fixableErrorCount: 0,
+      fixableWarningCount: 0,
+    };
+  });
+  return JSON.stringify(results, null, 2);
+}

@@ -2,39 +2,63 @@
 // is still in the unsent tail — and rendered the same way on every later call, so tagging never
 // rewrites the cached prefix. Ids are never reused.
 import type { Graph, PartNode } from "../graph/graph.js";
+import type { SessionRuntime } from "./session.js";
 import type { SessionState } from "./state.js";
 
 export const ID_TAG = /\[acp:t[0-9a-z]+\]/g;
 export const tagOf = (id: string) => `[acp:${id}]`;
 
-/** Gives ids to eligible parts that have none; returns partId → id for the whole graph. */
-export function assignIds(graph: Graph, state: SessionState, eligible: (n: PartNode) => boolean): Map<string, string> {
+/** Gives ids to eligible parts from `from` on that have none yet. */
+export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNode) => boolean): void {
+  const state = rt.state;
   const ids = (state.ids ??= {});
-  const byPart = new Map<string, string>();
-  for (const [id, partId] of Object.entries(ids)) byPart.set(partId, id);
-  for (const n of graph.nodes) {
-    if (byPart.has(n.part.id) || !eligible(n)) continue;
+  const nodes = rt.graph.nodes;
+  for (let i = from; i < nodes.length; i++) {
+    const n = nodes[i];
+    if (n.tag !== undefined || rt.idByPart.has(n.part.id) || !eligible(n)) continue;
     let next = state.nextId ?? 1;
     let id = `t${next.toString(36)}`;
     while (ids[id]) id = `t${(++next).toString(36)}`; // collision check against restored state
     ids[id] = n.part.id;
     state.nextId = next + 1;
-    byPart.set(n.part.id, id);
+    rt.idByPart.set(n.part.id, id);
+    n.tag = tagOf(id);
+    rt.tagged.push(i);
   }
-  return byPart;
 }
 
-/** Appends id tags to tool results and strips tags the model echoed into its own text. */
-export function renderIds(graph: Graph, byPart: Map<string, string>): void {
-  for (const n of graph.nodes) {
-    const p = n.part;
-    const id = byPart.get(p.id);
-    if (id && p.type === "tool" && p.state) {
-      const tag = tagOf(id);
-      if (p.state.status === "completed" && typeof p.state.output === "string" && !p.state.output.endsWith(tag)) p.state.output = `${p.state.output}\n${tag}`;
-    } else if (p.type === "text" && n.message.info?.role === "assistant" && typeof p.text === "string" && p.text.includes("[acp:")) {
+function tagOutput(n: PartNode, tag: string): void {
+  const st = n.part.state;
+  if (n.part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(tag)) st.output = `${st.output}\n${tag}`;
+}
+
+/** Strips tags the model echoed into its own text. */
+function stripEchoes(graph: Graph): void {
+  for (const m of graph.messages) {
+    if (m?.info?.role !== "assistant" || !Array.isArray(m.parts)) continue;
+    for (const p of m.parts) {
+      if (p?.type !== "text" || typeof p.text !== "string" || !p.text.includes("[acp:")) continue;
       const stripped = p.text.replace(ID_TAG, "").replace(/[ \t]+\n/g, "\n");
       if (stripped.trim().length > 0) p.text = stripped;
     }
   }
+}
+
+/** Appends the id tags of the runtime's tagged parts and strips echoed ids. */
+export function renderIds(rt: SessionRuntime): void {
+  const nodes = rt.graph.nodes;
+  for (const i of rt.tagged) {
+    const n = nodes[i];
+    if (n?.tag) tagOutput(n, n.tag);
+  }
+  stripEchoes(rt.graph);
+}
+
+/** The same from the state record alone, for a graph the runtime did not build (repeats). */
+export function renderIdsById(graph: Graph, state: SessionState): void {
+  for (const [id, partId] of Object.entries(state.ids ?? {})) {
+    const n = graph.byId.get(partId);
+    if (n) tagOutput(n, tagOf(id));
+  }
+  stripEchoes(graph);
 }

@@ -30,19 +30,29 @@ interface Wanted {
   by?: string;
 }
 
-/** Patches depend only on the part and the rule's options: computed once per (rule, part). */
-const patchCache = new WeakMap<SessionRuntime, Map<string, Patch | null>>();
+/** A patch with what it saves; depends only on the part and the rule, so it is cached. */
+interface Candidate {
+  patch: Patch;
+  tokens: number;
+}
 
-function patchFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by?: PartNode): Patch | undefined {
-  let cache = patchCache.get(rt);
-  if (!cache) patchCache.set(rt, (cache = new Map()));
-  const k = `${rule.index}\u0000${node.part.id}`;
-  let p = cache.get(k);
-  if (p === undefined) {
-    p = rule.action.apply(node, rule.options as Record<string, any>, { by }) ?? null;
-    cache.set(k, p);
+function candidateFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by?: PartNode): Candidate | undefined {
+  const cache = (rt.patches[rule.index] ??= new Map());
+  let c = cache.get(node.part.id);
+  if (c === undefined) {
+    const patch = rule.action.apply(node, rule.options as Record<string, any>, { by });
+    c = patch ? evaluatePatch(node, patch, rule.options) : null;
+    cache.set(node.part.id, c);
   }
-  return p ?? undefined;
+  return c ?? undefined;
+}
+
+/** Checks that a patch is worth applying and counts the tokens it saves. */
+function evaluatePatch(n: PartNode, patch: Patch, options?: Record<string, unknown>): Candidate | null {
+  const before = slotChars(n, patch);
+  // never make a part larger (comparison baselines may, to reproduce other pruners exactly)
+  if (!patch.drop && options?.allowGrowth !== true && !shrinks(n, patch, before)) return null;
+  return { patch, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) };
 }
 
 /** Minimum characters a patch must save to be worth a change. */
@@ -78,38 +88,44 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
   const decisions = state.decisions;
-  rt.supersededNow = new Map();
   rt.decidedNow = new Map();
   const wanted: Wanted[] = [];
-  const taken = (n: PartNode, slot: "output" | "input") => decisions[n.part.id]?.[slot] !== undefined;
-
-  const dynamicOk = (r: CompiledRule, n: PartNode) => !r.dynamicWhen || r.dynamicWhen(n, rt.ctxs[r.index]);
+  const taken = (n: PartNode, slot: "output" | "input") => n.slots?.[slot] !== undefined;
 
   evaluateProtection(rt);
 
-  // supersede (marks are kept incrementally by the runtime)
-  for (const [id, mark] of rt.marks) {
+  // supersede (marks are kept incrementally by the runtime; committed ones leave pendingMarks)
+  for (const [id, mark] of rt.pendingMarks) {
     const n = graph.byId.get(id);
     if (!n) continue;
-    rt.supersededNow.set(n.index, mark.rule);
-    if (taken(n, "output") || (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true)) continue;
-    const by = graph.byId.get(mark.by);
-    const patch = patchFor(rt, mark.rule, n, by);
-    if (patch) want(n, mark.rule, patch, mark.by);
+    if (taken(n, "output")) {
+      rt.pendingMarks.delete(id);
+      continue;
+    }
+    if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) continue;
+    const c = candidateFor(rt, mark.rule, n, graph.byId.get(mark.by));
+    if (c) want(n, mark.rule, c, mark.by);
   }
 
-  // age, reduce
+  // age, reduce: each rule walks the parts its static conditions admitted, minus decided ones
   for (const phase of ["age", "reduce"] as const)
     for (const r of rules.byPhase[phase]) {
       const slot = r.action.slot === "input" ? "input" : "output";
-      for (const i of rt.candidates[r.index]) {
+      const list = rt.candidates[r.index];
+      let done = 0;
+      for (const i of list) {
         const n = nodes[i];
-        if ((rt.protectedBy.has(i) && r.options.overrideProtection !== true) || taken(n, slot)) continue;
+        if (taken(n, slot)) {
+          done++;
+          continue;
+        }
+        if (rt.protectedBy.has(i) && r.options.overrideProtection !== true) continue;
         if (slot === "output" && rt.decidedNow.has(i)) continue;
-        if (!dynamicOk(r, n)) continue;
-        const patch = patchFor(rt, r, n);
-        if (patch) want(n, r, patch);
+        if (r.dynamicWhen && !r.dynamicWhen(n, rt.ctxs[r.index])) continue;
+        const c = candidateFor(rt, r, n);
+        if (c) want(n, r, c);
       }
+      if (done > 64 && done * 2 > list.length) rt.candidates[r.index] = list.filter((i) => !taken(nodes[i], slot));
     }
 
   // manual: the model's own requests, committed like rule decisions but never deferred
@@ -117,7 +133,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const n = graph.byId.get(partId);
     if (!n || taken(n, "output") || rt.decidedNow.has(n.index)) continue;
     const patch = manualPatch(n, entry);
-    if (patch) want(n, MANUAL, patch);
+    const c = patch && evaluatePatch(n, patch);
+    if (c) want(n, MANUAL, c);
   }
 
   return commit(wanted);
@@ -131,15 +148,11 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     return state.pinned?.[n.part.id] === true;
   }
 
-  function want(n: PartNode, rule: Decider, patch: Patch, by?: string) {
+  function want(n: PartNode, rule: Decider, c: Candidate, by?: string) {
     if (untouchable(n, rule)) return;
-    const before = slotChars(n, patch);
-    // never make a part larger (comparison baselines may, to reproduce other pruners exactly)
-    if (!patch.drop && rule.options?.allowGrowth !== true && !shrinks(n, patch, before)) return;
-    const slot = patch.input !== undefined ? "input" : "output";
+    const slot = c.patch.input !== undefined ? "input" : "output";
     if (slot === "output") rt.decidedNow.set(n.index, rule.id);
-    const tokens = Math.max(0, tokensOf(before) - tokensOf(patchChars(patch)));
-    wanted.push({ node: n, slot, rule, patch, tokens, by });
+    wanted.push({ node: n, slot, rule, patch: c.patch, tokens: c.tokens, by });
   }
 
   // commit: decisions on parts the provider has not seen yet apply at once; decisions that
@@ -155,7 +168,13 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     for (const w of now) {
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls };
       if (w.by) d.by = w.by;
-      (decisions[w.node.part.id] ??= {})[w.slot] = d;
+      const id = w.node.part.id;
+      if (!w.node.slots) {
+        w.node.slots = decisions[id] ??= {};
+        rt.decided.push(w.node.index);
+      }
+      w.node.slots[w.slot] = d;
+      if (w.slot === "output") rt.pendingMarks.delete(id);
     }
     return { committed: now.length, pending: later.length, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
   }

@@ -6,11 +6,11 @@ import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, type CallResult } from "./phases.js";
-import { render } from "./render.js";
+import { render, renderById } from "./render.js";
 import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, type SessionState } from "./state.js";
-import { assignIds, renderIds } from "./ids.js";
+import { assignIds, renderIds, renderIdsById } from "./ids.js";
 import { applyManual, type ManualRequest } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import type { Condition } from "../rules/types.js";
@@ -113,6 +113,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     const had = Boolean(rt.state.decisions[partId] || rt.state.manual?.[partId]);
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
+    const node = rt.graph?.byId.get(partId);
+    if (node) node.slots = undefined;
     if (!had) return false;
     (rt.state.pinned ??= {})[partId] = true;
     rt.dirty = true;
@@ -129,28 +131,31 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   function transform(messages: Message[]): void {
     if (!config.enabled || !Array.isArray(messages) || messages.length === 0) return;
     try {
-      const graph = buildGraph(messages);
-      if (!graph.sessionID) return;
-      const rt = runtime(graph.sessionID);
+      const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
+      if (!sessionID) return;
+      const rt = runtime(sessionID);
       const lastId = messages[messages.length - 1]?.info?.id;
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
-        render(graph, rt.state.decisions);
-        if (config.tool) renderIds(graph, assignIds(graph, rt.state, () => false));
+        const copy = buildGraph(messages);
+        renderById(copy, rt.state.decisions);
+        if (config.tool) renderIdsById(copy, rt.state);
         return;
       }
       rt.lastCall = { count: messages.length, lastId };
       rt.dirty = false;
+      const graph = buildGraph(messages, rt.graph);
+      const seenBefore = rt.processed;
       const rebuilt = rt.update(graph);
       const tokens = resolved.commit.pressureTokens > 0 ? promptTokens(graph) : 0;
       const result = runPhases(rt, resolved.commit, tokens);
-      const ids = config.tool ? assignIds(graph, rt.state, (n) => idEligible(rt, n)) : undefined;
-      render(graph, rt.state.decisions);
-      if (ids) renderIds(graph, ids);
+      if (config.tool) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => idEligible(rt, n));
+      render(graph, rt.decided);
+      if (config.tool) renderIds(rt);
       const state = rt.state;
       state.calls++;
-      state.sentUpTo = messages[messages.length - 1]?.info?.id;
+      state.sentUpTo = lastId;
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
       if (options.stateDir) saveState(options.stateDir, state);
     } catch (e) {

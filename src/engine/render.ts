@@ -1,8 +1,8 @@
 // Applying committed decisions to the request copy. Only this file mutates host messages.
 import { textOf, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
-import type { Part } from "../graph/types.js";
+import type { Message } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
-import type { Decision, DecisionSlots } from "./state.js";
+import type { DecisionSlots } from "./state.js";
 
 /** Characters the provider receives for the slot a patch replaces (for token accounting). */
 export function slotChars(node: PartNode, patch: Patch): number {
@@ -20,7 +20,8 @@ export function patchChars(patch: Patch): number {
   return (patch.output ?? patch.text ?? patch.asText ?? "").length;
 }
 
-function applyPatch(part: Part, patch: Patch, replace: (p: Part) => void): boolean {
+function applyPatch(node: PartNode, patch: Patch): boolean {
+  const part = node.part;
   const st = part.state;
   if (patch.output !== undefined && st) {
     if (st.status === "error") st.error = patch.output;
@@ -33,27 +34,43 @@ function applyPatch(part: Part, patch: Patch, replace: (p: Part) => void): boole
   if (patch.input !== undefined && st) st.input = patch.input;
   if (patch.text !== undefined && patch.text.length > 0) part.text = patch.text;
   if (patch.asText !== undefined)
-    replace({ id: part.id, sessionID: part.sessionID, messageID: part.messageID, type: "text", text: patch.asText, synthetic: true });
+    node.message.parts[node.partIndex] = { id: part.id, sessionID: part.sessionID, messageID: part.messageID, type: "text", text: patch.asText, synthetic: true };
   return patch.drop === true;
 }
 
-/** Mutates `graph.messages` in place; returns the number of parts changed. */
-export function render(graph: Graph, decisions: Record<string, DecisionSlots>): number {
-  const drops: PartNode[] = [];
-  let changed = 0;
+function applySlots(node: PartNode, slots: DecisionSlots, drops: Map<Message, Set<number>>): void {
+  const dropIt = (slots.input !== undefined && applyPatch(node, slots.input.patch)) || (slots.output !== undefined && applyPatch(node, slots.output.patch));
+  if (!dropIt) return;
+  let set = drops.get(node.message);
+  if (!set) drops.set(node.message, (set = new Set()));
+  set.add(node.partIndex);
+}
+
+/** Removes dropped parts with one pass per message (indexes stay valid until then). */
+function applyDrops(drops: Map<Message, Set<number>>): void {
+  for (const [message, set] of drops) {
+    const kept = message.parts.filter((_, i) => !set.has(i));
+    message.parts.length = 0;
+    message.parts.push(...kept);
+  }
+}
+
+/** Mutates the messages of `graph` in place: every committed decision of `nodes` (by index). */
+export function render(graph: Graph, decided: number[]): void {
+  const drops = new Map<Message, Set<number>>();
+  for (const i of decided) {
+    const node = graph.nodes[i];
+    if (node?.slots) applySlots(node, node.slots, drops);
+  }
+  applyDrops(drops);
+}
+
+/** The same from the state record alone, for a graph the runtime did not build (repeats). */
+export function renderById(graph: Graph, decisions: Record<string, DecisionSlots>): void {
+  const drops = new Map<Message, Set<number>>();
   for (const id in decisions) {
     const node = graph.byId.get(id);
-    if (!node) continue; // the part left the history (compaction, revert)
-    const slots = decisions[id];
-    for (const d of [slots.input, slots.output] as (Decision | undefined)[]) {
-      if (!d) continue;
-      changed++;
-      const replace = (p: Part) => (node.message.parts[node.partIndex] = p);
-      if (applyPatch(node.part, d.patch, replace)) drops.push(node);
-    }
+    if (node) applySlots(node, decisions[id], drops);
   }
-  // Remove back to front so earlier indexes stay valid.
-  drops.sort((a, b) => b.msgIndex - a.msgIndex || b.partIndex - a.partIndex);
-  for (const n of drops) n.message.parts.splice(n.partIndex, 1);
-  return changed;
+  applyDrops(drops);
 }

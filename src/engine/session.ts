@@ -17,12 +17,18 @@ interface ConfigFacts {
   protectedFiles: string[];
 }
 
-const statusSig = (n: PartNode) => `${n.part.state?.status ?? ""}${n.part.state?.time?.compacted ? "c" : ""}`;
-
 export class SessionRuntime {
-  /** Part ids and status signatures already processed, in prompt order. */
-  private seenIds: string[] = [];
-  private seenSig: string[] = [];
+  /** Nodes processed so far (a prefix of the graph), and the first node they were built for. */
+  private seen = 0;
+  private built?: PartNode;
+  /** Node indexes with committed decisions, and with id tags: what render walks. */
+  decided: number[] = [];
+  tagged: number[] = [];
+  idByPart = new Map<string, string>();
+  /** Per supersede rule and key: members before this position are all marked already. */
+  private cursors: Map<string, number>[] = [];
+  /** Marks whose part has no committed output decision yet. */
+  readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
   candidates: number[][] = [];
   /** Per supersede rule: key → node indexes of `when` members, oldest first. */
@@ -37,7 +43,8 @@ export class SessionRuntime {
   /** Set when a manual request, sweep or restore changed state since the last call. */
   dirty = false;
   protectedBy = new Map<number, CompiledRule>();
-  supersededNow = new Map<number, CompiledRule>();
+  /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
+  patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
   decidedNow = new Map<number, string>();
 
   constructor(
@@ -50,41 +57,60 @@ export class SessionRuntime {
       config,
       params: r.params,
       isProtected: (n) => this.protectedBy.has(n.index),
-      supersededRule: (n) => this.supersededNow.get(n.index)?.id,
+      supersededRule: (n) => this.marks.get(n.part.id)?.rule.id,
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
     }));
   }
 
   private committedRule(n: PartNode): string | undefined {
-    return this.state.decisions[n.part.id]?.output?.rule;
+    return n.slots?.output?.rule;
   }
 
   /** Brings the caches up to date with `graph`; returns true when they were rebuilt. */
   update(graph: Graph): boolean {
+    const prevCount = this.graph === undefined ? 0 : this.seen;
     this.graph = graph;
     const nodes = graph.nodes;
-    let rebuilt = false;
-    let same = this.seenIds.length <= nodes.length;
-    for (let i = 0; same && i < this.seenIds.length; i++) same = nodes[i].part.id === this.seenIds[i] && statusSig(nodes[i]) === this.seenSig[i];
-    if (!same) {
-      this.reset();
-      rebuilt = true;
-    }
-    for (let i = this.seenIds.length; i < nodes.length; i++) this.process(nodes[i]);
+    // graph.reused leading nodes are the previous call's, unchanged; anything else is a new history.
+    const rebuilt = graph.reused < prevCount || this.built !== graph.nodes[0];
+    if (rebuilt) this.reset();
+    for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
+    this.seen = nodes.length;
+    this.built = nodes[0];
     return rebuilt;
   }
 
+  /** How many leading nodes of the current graph have been processed. */
+  get processed(): number {
+    return this.seen;
+  }
+
+  /** Decisions committed for a part: attached to its node (render and phases read them there). */
+  attach(n: PartNode): void {
+    const slots = this.state.decisions[n.part.id];
+    n.slots = slots;
+    if (slots) this.decided.push(n.index);
+    const id = this.idByPart.get(n.part.id);
+    n.tag = id === undefined ? undefined : `[acp:${id}]`;
+    if (n.tag) this.tagged.push(n.index);
+  }
+
   private reset() {
-    this.seenIds = [];
-    this.seenSig = [];
+    this.seen = 0;
+    this.built = undefined;
+    this.decided = [];
+    this.tagged = [];
+    this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
     this.groups = this.rules.rules.map(() => new Map());
+    this.cursors = this.rules.rules.map(() => new Map());
     this.marks.clear();
+    this.pendingMarks.clear();
+    this.patches = [];
   }
 
   private process(n: PartNode) {
-    this.seenIds.push(n.part.id);
-    this.seenSig.push(statusSig(n));
+    this.attach(n);
     const tool = n.part.type === "tool" ? n.part.tool : undefined;
     for (const r of this.rules.rules) {
       const tools = r.staticWhen.tools;
@@ -99,7 +125,7 @@ export class SessionRuntime {
       const key = r.key!.get(n, ctx);
       if (key === undefined) continue;
       const group = this.groups[r.index].get(key);
-      if (byOk && group) this.supersedeOlder(r, n, group, whenOk);
+      if (byOk && group) this.supersedeOlder(r, n, key, group, whenOk);
       if (whenOk) {
         if (group) group.push(n.index);
         else this.groups[r.index].set(key, [n.index]);
@@ -107,16 +133,22 @@ export class SessionRuntime {
     }
   }
 
-  private supersedeOlder(r: CompiledRule, n: PartNode, group: number[], newerIsMember: boolean) {
+  private supersedeOlder(r: CompiledRule, n: PartNode, key: string, group: number[], newerIsMember: boolean) {
     const nodes = this.graph.nodes;
     const keepNewest = r.options.keepNewest === true && !newerIsMember;
     const last = keepNewest ? group.length - 1 : group.length;
-    for (let g = 0; g < last; g++) {
+    // Without ranges every older member is superseded at once, so later members need no rescan.
+    const simple = !r.range && !keepNewest;
+    const from = simple ? (this.cursors[r.index].get(key) ?? 0) : 0;
+    for (let g = from; g < last; g++) {
       const older = nodes[group[g]];
       if (this.marks.has(older.part.id)) continue;
       if (r.range && !covers(n, older, r.range)) continue;
-      this.marks.set(older.part.id, { rule: r, by: n.part.id });
+      const mark = { rule: r, by: n.part.id };
+      this.marks.set(older.part.id, mark);
+      if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
     }
+    if (simple) this.cursors[r.index].set(key, last);
   }
 }
 

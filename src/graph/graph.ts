@@ -19,6 +19,12 @@ export interface PartNode {
   ageTurns: number;
   ageCalls: number;
   toolTokensNewer: number;
+  /** Status signature; a reused node must still have it (a part that changed state is new). */
+  sig: string;
+  /** Decisions committed for this part (the session state's record), attached by the runtime. */
+  slots?: import("../engine/state.js").DecisionSlots;
+  /** The id tag rendered after this part's output, attached by the runtime. */
+  tag?: string;
 }
 
 export interface Graph {
@@ -30,6 +36,8 @@ export interface Graph {
   calls: number;
   /** Index of the last user message, -1 if none. */
   lastUserMsgIndex: number;
+  /** Leading nodes carried over from the previous graph (same ids and status, same order). */
+  reused: number;
 }
 
 export const tokensOf = (chars: number) => Math.ceil(chars / 4);
@@ -58,9 +66,17 @@ export function isUserMessage(m: Message): boolean {
   return m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && p.ignored));
 }
 
-export function buildGraph(messages: Message[]): Graph {
+const sigOf = (part: Part) => (part.type === "tool" ? `${part.state?.status ?? ""}${part.state?.time?.compacted ? "c" : ""}` : "");
+
+/**
+ * Builds the graph of `messages`. With `prev` (the same session's previous graph), leading parts
+ * with the same id and status reuse their nodes — only the fresh part objects are rebound — so a
+ * call costs little more than a walk over the parts.
+ */
+export function buildGraph(messages: Message[], prev?: Graph): Graph {
   const nodes: PartNode[] = [];
-  const byId = new Map<string, PartNode>();
+  const prevNodes = prev?.nodes ?? [];
+  let reusing = prevNodes.length > 0;
   let turn = 0;
   let calls = 0;
   let lastUserMsgIndex = -1;
@@ -75,8 +91,22 @@ export function buildGraph(messages: Message[]): Graph {
       const part = m.parts[pi];
       if (!part || typeof part !== "object" || typeof part.id !== "string") continue;
       const isTool = part.type === "tool";
-      const node: PartNode = {
-        index: nodes.length,
+      const i = nodes.length;
+      if (reusing) {
+        const old = prevNodes[i];
+        if (old && old.part.id === part.id && old.sig === sigOf(part) && old.turn === turn) {
+          old.part = part;
+          old.message = m;
+          old.msgIndex = mi;
+          old.partIndex = pi;
+          nodes.push(old);
+          if (isTool) calls++;
+          continue;
+        }
+        reusing = false;
+      }
+      nodes.push({
+        index: i,
         msgIndex: mi,
         partIndex: pi,
         part,
@@ -87,12 +117,20 @@ export function buildGraph(messages: Message[]): Graph {
         ageTurns: 0,
         ageCalls: 0,
         toolTokensNewer: 0,
-      };
+        sig: sigOf(part),
+      });
       if (isTool) calls++;
-      nodes.push(node);
-      if (!byId.has(part.id)) byId.set(part.id, node); // duplicate ids: the first wins
     }
   }
+  let reused = 0;
+  while (reused < nodes.length && reused < prevNodes.length && nodes[reused] === prevNodes[reused]) reused++;
+  let byId: Map<string, PartNode>;
+  if (prev && reused === prevNodes.length) byId = prev.byId;
+  else {
+    byId = new Map();
+    for (let i = 0; i < reused; i++) if (!byId.has(nodes[i].part.id)) byId.set(nodes[i].part.id, nodes[i]);
+  }
+  for (let i = reused; i < nodes.length; i++) if (!byId.has(nodes[i].part.id)) byId.set(nodes[i].part.id, nodes[i]); // duplicates: the first wins
   let newerTokens = 0;
   for (let i = nodes.length - 1; i >= 0; i--) {
     const n = nodes[i];
@@ -102,5 +140,5 @@ export function buildGraph(messages: Message[]): Graph {
     if (n.part.type === "tool" && n.part.state?.status === "completed") newerTokens += tokensOf(n.outputChars);
   }
   const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID ?? "";
-  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex };
+  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused };
 }

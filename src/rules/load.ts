@@ -42,16 +42,35 @@ export function ruleFilesIn(paths: string[]): string[] {
 }
 
 const actionOptionValidators = new Map<string, ReturnType<Ajv["compile"]>>();
-function optionValidator(action: string) {
-  let v = actionOptionValidators.get(action);
-  if (!v) {
-    const def = actionByName.get(action)!;
-    v = new Ajv({ allErrors: true, strict: false }).compile(def.options);
-    actionOptionValidators.set(action, v);
-  }
-  return v;
+
+export interface OptionIssue {
+  /** JSON pointer below the rule's `then`, e.g. /mode. */
+  pointer: string;
+  message: string;
+  ruleId: "unknown-option" | "invalid-option";
+  /** Locate the key (unknown option) rather than the value. */
+  key: boolean;
 }
 
+/** Checks the options beside `action` in a rule's `then` against the action's option schema. */
+export function actionOptionIssues(action: string, options: Record<string, unknown>): OptionIssue[] {
+  const def = actionByName.get(action);
+  if (!def) return [];
+  let v = actionOptionValidators.get(action);
+  if (!v) actionOptionValidators.set(action, (v = new Ajv({ allErrors: true, strict: false }).compile(def.options)));
+  if (v(options)) return [];
+  return (v.errors ?? []).map((e): OptionIssue => {
+    const p = e.params as Record<string, any>;
+    const name = e.instancePath.slice(1).replace(/\//g, ".");
+    if (e.keyword === "additionalProperties" && !e.instancePath)
+      return { pointer: `/${p.additionalProperty}`, message: `action "${action}" has no option "${p.additionalProperty}"${didYouMean(p.additionalProperty, Object.keys(def.options.properties))}`, ruleId: "unknown-option", key: true };
+    if (e.keyword === "required" && !e.instancePath) return { pointer: "", message: `action "${action}" needs option "${p.missingProperty}"`, ruleId: "invalid-option", key: false };
+    const what = e.keyword === "enum" ? `must be one of ${(p.allowedValues as unknown[]).map((x) => JSON.stringify(x)).join(", ")}` : e.keyword === "additionalProperties" ? `has no property "${p.additionalProperty}"` : e.message;
+    return { pointer: e.instancePath, message: `action "${action}" option ${name} ${what}`, ruleId: "invalid-option", key: e.keyword === "additionalProperties" };
+  });
+}
+
+const RULE_ID = /^[a-z][a-z0-9-]*$/;
 const PHASE_RANK = Object.fromEntries(PHASES.map((p, i) => [p, i]));
 
 // `then.by` is a condition inside action options, which the file schema leaves open: validate it
@@ -124,9 +143,8 @@ function checkCondition(cond: Condition, pointer: string, rule: RuleSpec, report
     if (err) report(`${pointer}/value`, `regex ${JSON.stringify(v)} is not accepted: ${err} (rules run on a linear-time engine: no backreferences or lookaround)`, "invalid-regex");
   }
   if (op === "glob") {
-    for (const g of Array.isArray(v) ? v : typeof v === "string" ? [v] : []) {
-      const usable = typeof g === "string" && g.length > 0 && g.length <= 500;
-      const err = usable ? globError(g) : "not a non-empty string of at most 500 characters";
+    for (const g of Array.isArray(v) ? v : ref ? [] : [v]) {
+      const err = typeof g !== "string" ? "not a string" : g.length === 0 ? "empty" : g.length > 500 ? "longer than 500 characters" : globError(g);
       if (err) report(`${pointer}/value`, `glob ${JSON.stringify(g)} does not compile (${err}); it would match nothing`, "invalid-glob");
     }
   }
@@ -165,14 +183,7 @@ function checkRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
     return problems;
   }
   const { action: _a, ...options } = rule.then;
-  const v = optionValidator(action.name);
-  if (!v(options))
-    for (const e of v.errors ?? []) {
-      if (e.keyword === "additionalProperties") {
-        const prop = (e.params as any).additionalProperty;
-        report(`/then/${prop}`, `action "${action.name}" has no option "${prop}"${didYouMean(prop, Object.keys(action.options.properties))}`, "unknown-option", true);
-      } else report(`/then${e.instancePath}`, `action "${action.name}" option ${e.instancePath.slice(1) || ""} ${e.message}`.replace(/\s+/g, " "), "invalid-option");
-    }
+  for (const o of actionOptionIssues(action.name, options)) report(`/then${o.pointer}`, o.message, o.ruleId, o.key);
   // `by` must be a condition; one that is not even an object was reported by the option schema.
   const by = (options as { by?: unknown }).by;
   const byIsObject = by !== null && typeof by === "object" && !Array.isArray(by);
@@ -203,10 +214,15 @@ function checkRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
 export function loadRuleDoc(doc: SourceDoc, seen: Map<string, string>): LoadedRules {
   const problems = [...doc.problems];
   if (doc.data === undefined) return { rules: [], problems };
-  const schema = schemaProblems("rules", doc);
-  problems.push(...schema);
-  const rulesObj = ((doc.data as any)?.rules ?? {}) as Record<string, any>;
-  const badIds = new Set(schema.map((p) => p.pointer?.split("/")[2]).filter(Boolean));
+  // Rule ids that break the schema's propertyNames pattern are reported once each, at the id.
+  const schema = schemaProblems("rules", doc).filter((p) => !(p.pointer === "/rules" && ["schema/pattern", "schema/propertyNames"].includes(p.ruleId)));
+  const raw = (doc.data as any)?.rules;
+  const rulesObj = (raw && typeof raw === "object" && !Array.isArray(raw) ? raw : {}) as Record<string, any>;
+  const idProblems = Object.keys(rulesObj)
+    .filter((id) => !RULE_ID.test(id))
+    .map((id): Problem => ({ file: doc.file, ...doc.locate(`/rules/${id}`, true), severity: "error", message: `rule id "${id}" must be lower-case words joined by "-" (${RULE_ID.source})`, ruleId: "schema/propertyNames", pointer: `/rules/${id}` }));
+  problems.push(...schema, ...idProblems);
+  const badIds = new Set([...schema, ...idProblems].map((p) => p.pointer?.split("/")[2]).filter(Boolean));
   const rules: RuleSpec[] = [];
   for (const [id, raw] of Object.entries(rulesObj)) {
     const where = doc.locate(`/rules/${id}`, true);

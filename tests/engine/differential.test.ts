@@ -139,7 +139,9 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
           const split = staticOk && (!rule.dynamicWhen || rule.dynamicWhen(node, ctx));
           const whole = conds[rule.index][0].ours(node, ctx);
           if (split !== whole) out.push({ where: `${preset} ${label} call ${i} (split)`, condition: `${rule.id}/when`, part: node.part.id, facts: {}, compiled: `split=${split}`, reference: `whole=${whole}` });
-          if (rule.phase !== "supersede" && candidates.has(node.index) !== staticOk)
+          // A candidate list may drop parts already decided in the rule's slot (they are done).
+          const decidedInSlot = node.slots?.[rule.action.slot === "input" ? "input" : "output"] !== undefined;
+          if (rule.phase !== "supersede" && candidates.has(node.index) !== staticOk && !(staticOk && decidedInSlot))
             out.push({ where: `${preset} ${label} call ${i} (candidates)`, condition: `${rule.id}/when`, part: node.part.id, facts: {}, compiled: `cached=${candidates.has(node.index)}`, reference: `static=${staticOk}` });
         }
       }

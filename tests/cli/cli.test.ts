@@ -1,0 +1,178 @@
+// Every acp command other than lint, through main(argv, io): output, exit codes, and clear
+// one-line errors (no stack traces) for missing files, bad input and bad usage.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { FACT_NAMES } from "../../src/engine/facts.js";
+import { OPERATOR_NAMES } from "../../src/engine/operators.js";
+import { ACTIONS } from "../../src/engine/actions/index.js";
+import { BUILTIN_RULES_DIR, loadRuleFiles } from "../../src/rules/load.js";
+import { loadPreset, PRESET_NAMES } from "../../src/rules/presets.js";
+
+async function run(...argv: string[]) {
+  let out = "";
+  let err = "";
+  const code = await main(argv, { out: (s) => void (out += s), err: (s) => void (err += s) });
+  return { code, out, err };
+}
+
+const builtin = loadRuleFiles([BUILTIN_RULES_DIR]).rules;
+const tmp = mkdtempSync(join(tmpdir(), "acp-cli-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const noStack = (s: string) => expect(s).not.toMatch(/\n\s+at /);
+const expectLine = (lines: string[], re: RegExp) => expect(lines.filter((l) => re.test(l)), String(re)).toHaveLength(1);
+
+describe("acp rules list / catalog, acp presets", () => {
+  it("rules list: one row per built-in rule with its phase, action and the presets that enable it", async () => {
+    const r = await run("rules", "list");
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^rule\s+phase\s+action\s+presets\s+description$/);
+    expect(lines).toHaveLength(builtin.length + 1);
+    for (const rule of builtin) {
+      const on = PRESET_NAMES.filter((n) => ![undefined, "off"].includes(loadPreset(n).preset!.rules[rule.id] as string)).join(",") || "-";
+      expectLine(lines, new RegExp(`^${rule.id}\\s+${rule.phase}\\s+${rule.then.action}\\s+${on}\\s+`));
+    }
+    expectLine(lines, /^identical-call\s+supersede\s+supersede\s+compact,balanced,verbose\s+The same tool/);
+  });
+
+  it("rules list --rules adds a rule file's rules", async () => {
+    const file = join(tmp, "extra.yaml");
+    writeFileSync(file, "rules:\n  my-extra:\n    phase: age\n    description: mine\n    when: { fact: tool, operator: equal, value: bash }\n    then: { action: clear }\n");
+    const r = await run("rules", "list", "--rules", file);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^my-extra\s+age\s+clear\s+-\s+mine$/m);
+  });
+
+  it("rules catalog: every fact, operator and action, the key filters and the phase order", async () => {
+    const r = await run("rules", "catalog");
+    expect(r.code).toBe(0);
+    for (const f of FACT_NAMES) expect(r.out).toMatch(new RegExp(`^  ${f} `, "m"));
+    for (const o of OPERATOR_NAMES) expect(r.out).toMatch(new RegExp(`^  ${o} `, "m"));
+    for (const a of ACTIONS) expect(r.out).toMatch(new RegExp(`^  ${a.name} `, "m"));
+    expect(r.out).toMatch(/^  superseded\s+boolean\s+phase\s+.*\[from phase age\]$/m);
+    expect(r.out).toContain("KEY FILTERS");
+    expect(r.out.trimEnd().split("\n").at(-1)).toBe("PHASES (fixed order): protect → supersede → age → reduce → manual → commit → render");
+  });
+
+  it("presets: descriptions, then every rule's setting side by side and the commit threshold", async () => {
+    const r = await run("presets");
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split("\n");
+    expect(lines.slice(0, 3)).toEqual(PRESET_NAMES.map((n) => `${n}: ${loadPreset(n).preset!.description}`));
+    expect(lines[4]).toMatch(/^rule\s+compact\s+balanced\s+verbose$/);
+    expectLine(lines, /^native-budget\s+with \{"keepTokens":20000\}\s+off\s+off$/);
+    expect(lines.at(-1)).toMatch(/^\(commit minTokens\)\s+10000\s+20000\s+20000$/);
+    expect(lines).toHaveLength(5 + builtin.length + 1);
+  });
+});
+
+describe("acp rules test", () => {
+  it("the built-in fixtures pass (exit 0)", async () => {
+    const r = await run("rules", "test", "tests/rules/fixtures");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^\d+ fixtures run, 0 failed, 0 unreadable\n$/m);
+  });
+
+  it("a fixture that cannot be understood exits 2 and names the file, line and column", async () => {
+    const file = join(tmp, "unknown-rule.session.yaml");
+    writeFileSync(file, [
+      "rule: webfetch-url",
+      "turns:",
+      '  - user: "read the docs"',
+      "  - assistant:",
+      "      # ruleid: webfetch-uri",
+      '      - { id: f1, tool: webfetch, input: { url: "https://vitest.dev/" }, output: { lines: 60 } }',
+      "",
+    ].join("\n"));
+    const r = await run("rules", "test", file);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe(`1 fixture could not be run:\n  ${file}:5:7: error: unknown rule "webfetch-uri" (did you mean "webfetch-url"?)\n\n0 fixtures run, 0 failed, 1 unreadable\n`);
+  });
+});
+
+describe("acp explain", () => {
+  it("explains the last call of the example session (exit 0)", async () => {
+    const r = await run("explain", "examples/session.json");
+    expect(r.code).toBe(0);
+    expect(r.err).toBe("");
+    expect(r.out).toMatch(/^examples\/session\.json: call (\d+) of \1, preset balanced: \d+ parts? pruned, \d+ tokens saved\n/);
+  });
+
+  it("--call picks the call", async () => {
+    const r = await run("explain", "examples/session.json", "--call", "3", "--preset", "compact");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^examples\/session\.json: call 3 of \d+, preset compact: /);
+  });
+
+  it("a missing file: one line naming it, exit 2", async () => {
+    const r = await run("explain", "no-such-session.json");
+    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-session.json: cannot read (ENOENT: no such file or directory, stat 'no-such-session.json')\n" });
+  });
+
+  it("a --call out of range or not a number: exit 2, no stack trace", async () => {
+    const out = await run("explain", "examples/session.json", "--call", "9999");
+    expect(out.code).toBe(2);
+    expect(out.err).toMatch(/^error: --call must be between 1 and \d+\n$/);
+    const nan = await run("explain", "examples/session.json", "--call", "abc");
+    expect(nan.code).toBe(2);
+    expect(nan.err).toMatch(/^error: --call must be between 1 and \d+\n$/);
+    noStack(out.err + nan.err);
+  });
+
+  it("a missing argument is a usage error", async () => {
+    expect(await run("explain")).toEqual({ code: 2, out: "", err: "error: missing required argument 'session'\n" });
+  });
+});
+
+describe("acp simulate", () => {
+  it("a missing file: one line naming it, exit 2", async () => {
+    const r = await run("simulate", "no-such-corpus.json");
+    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: cannot read (ENOENT: no such file or directory, stat 'no-such-corpus.json')\n" });
+  });
+
+  it("a malformed JSON file: one line naming it, exit 2, no stack trace", async () => {
+    const file = join(tmp, "broken.json");
+    writeFileSync(file, "{not json");
+    const r = await run("simulate", file);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toMatch(new RegExp(`^error: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not valid JSON \\(.+\\)\\n$`));
+    noStack(r.err);
+  });
+
+  it("replays the example session against no pruning (exit 0)", async () => {
+    const r = await run("simulate", "examples/session.json", "--compare", "none,balanced");
+    expect(r.code).toBe(0);
+    const lines = r.out.split("\n");
+    expect(lines[0]).toMatch(/^session\s+strategy\s+billed\s+Δbilled\s+peak\s+breaks\s+Δanthropic\s+Δopenai\s+quote-loss\s+ms med\/p95$/);
+    expectLine(lines, /^TOTAL \(1 sessions\)\s+none\s+[\d,]+\s+0\.0%/);
+    expectLine(lines, /^TOTAL \(1 sessions\)\s+balanced\s+[\d,]+\s+[+-]?\d+\.\d%/);
+  });
+
+  it("an unknown strategy: exit 2 with a message", async () => {
+    const r = await run("simulate", "examples/session.json", "--compare", "balancd");
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toMatch(/^error: strategy "balancd": .*unknown preset "balancd" \(did you mean "balanced"\?\)/);
+    noStack(r.err);
+  });
+});
+
+describe("usage", () => {
+  it("an unknown command exits 2", async () => {
+    expect(await run("frobnicate")).toEqual({ code: 2, out: "", err: "error: unknown command 'frobnicate'\n" });
+  });
+
+  it("an unknown option exits 2", async () => {
+    expect(await run("presets", "--frob")).toEqual({ code: 2, out: "", err: "error: unknown option '--frob'\n" });
+  });
+
+  it("--help exits 0 and lists the commands", async () => {
+    const r = await run("--help");
+    expect(r.code).toBe(0);
+    for (const c of ["rules", "presets", "simulate", "explain"]) expect(r.out).toMatch(new RegExp(`^  ${c}\\b`, "m"));
+  });
+});
