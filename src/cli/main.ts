@@ -25,7 +25,10 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     .command("lint [paths...]")
     .description("lint rule files, presets and acp.jsonc (default: built-in and configured locations)")
     .option("--format <format>", "stylish | json", "stylish")
-    .option("--max-warnings <n>", "fail when there are more warnings than this", (v) => Number.parseInt(v, 10))
+    .option("--max-warnings <n>", "fail when there are more warnings than this", (v) => {
+      if (!/^\d+$/.test(v)) throw new CommanderError(2, "acp.usage", `--max-warnings takes a whole number, not "${v}"`);
+      return Number.parseInt(v, 10);
+    })
     .action((paths: string[], opts: { format: string; maxWarnings?: number }) => {
       if (!["stylish", "json"].includes(opts.format)) throw new CommanderError(2, "acp.usage", `unknown format "${opts.format}" (stylish | json)`);
       const problems = lint(paths.length ? paths : defaultTargets(process.cwd()));
@@ -33,7 +36,11 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
       if (text) io.out(`${text}\n`);
       const errors = problems.filter((p) => p.severity === "error").length;
       const warnings = problems.length - errors;
-      code = errors > 0 || (opts.maxWarnings !== undefined && warnings > opts.maxWarnings) ? 1 : 0;
+      const tooMany = opts.maxWarnings !== undefined && warnings > opts.maxWarnings;
+      if (tooMany && errors === 0) io.err(`acp rules lint found too many warnings (maximum: ${opts.maxWarnings})\n`);
+      // Nothing could be read at all: that is a usage problem, not a finding.
+      const onlyUnreadable = errors > 0 && problems.every((p) => p.ruleId === "unreadable");
+      code = onlyUnreadable ? 2 : errors > 0 || tooMany ? 1 : 0;
     });
   rules
     .command("list")
@@ -64,7 +71,8 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
+      if (e.code === "commander.help") return 2; // a command group without its subcommand
       if (e.code !== "commander.executeSubCommandAsync" && e.exitCode !== 0) {
         if (e.code === "acp.usage") io.err(`error: ${e.message}\n`);
         return 2;

@@ -176,3 +176,27 @@ describe("usage", () => {
     for (const c of ["rules", "presets", "simulate", "explain"]) expect(r.out).toMatch(new RegExp(`^  ${c}\\b`, "m"));
   });
 });
+
+describe("usage errors", () => {
+  it("a non-numeric --max-warnings is a usage error", async () => {
+    const r = await run("rules", "lint", "--max-warnings", "abc", "tests/cli/broken");
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('error: --max-warnings takes a whole number, not "abc"\n');
+  });
+
+  it("too many warnings says why it failed", async () => {
+    const file = join(tmp, "warn.yaml");
+    writeFileSync(file, "rules:\n  x:\n    phase: reduce\n    description: d\n    when: { all: [ { fact: role, operator: equal, value: user }, { fact: partType, operator: equal, value: text } ] }\n    then: { action: drop }\n");
+    const r = await run("rules", "lint", "--max-warnings", "0", file);
+    expect(r.out).toContain("warning");
+    expect(r.code).toBe(1);
+    expect(r.err).toBe("acp rules lint found too many warnings (maximum: 0)\n");
+  });
+
+  it("a command group without its subcommand and a lint of nothing readable exit 2", async () => {
+    expect((await run("rules")).code).toBe(2);
+    const missing = await run("rules", "lint", join(tmp, "nope.yaml"));
+    expect(missing.code).toBe(2);
+    expect(missing.out).toContain("file not found");
+  });
+});
