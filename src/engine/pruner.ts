@@ -31,6 +31,13 @@ export const SYSTEM_PROMPT = [
 /** Minimum output size worth an id: tagging tiny outputs would cost more than pruning them saves. */
 const ID_MIN_CHARS = 400;
 
+/** Part ids protected by rules that do not depend on time (tools, files). */
+function staticallyProtected(rt: SessionRuntime): Set<string> {
+  const out = new Set<string>();
+  for (const [i, r] of rt.protectedBy) if (!r.dynamicWhen) out.add(rt.graph.nodes[i].part.id);
+  return out;
+}
+
 /** Completed tool outputs that no rule protects for good (static protection: tools, files). */
 function idEligible(rt: SessionRuntime, n: PartNode): boolean {
   if (n.part.type !== "tool" || n.part.state?.status !== "completed" || n.outputChars < ID_MIN_CHARS) return false;
@@ -50,6 +57,11 @@ export interface PrunerOptions {
   /** Config layers and user rule folders as found by loadConfig (plugin use). */
   layers?: ConfigLayer[];
   ruleDirs?: string[];
+  /**
+   * Name of the host's prune tool. When a session's state is missing or unreadable, its calls in
+   * the history are replayed to rebuild the manual decisions.
+   */
+  manualTool?: string;
   /** Called with every error the pruner swallowed (it never throws from transform). */
   onError?: (error: unknown, where: string) => void;
 }
@@ -101,8 +113,12 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   function runtime(sessionID: string): SessionRuntime {
     let rt = sessions.get(sessionID);
     if (!rt) {
-      const state = options.stateDir ? loadState(options.stateDir, sessionID, (m) => onError(new Error(m), "state")) : newState(sessionID);
+      let fresh = !options.stateDir;
+      const state = options.stateDir
+        ? loadState(options.stateDir, sessionID, (m) => onError(new Error(m), "state"), () => (fresh = true))
+        : newState(sessionID);
       rt = new SessionRuntime(ruleSet, configFacts, state);
+      rt.replayManual = fresh && options.manualTool !== undefined;
       sessions.set(sessionID, rt);
     }
     return rt;
@@ -118,8 +134,28 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     if (!had) return false;
     (rt.state.pinned ??= {})[partId] = true;
     rt.dirty = true;
-    if (options.stateDir) saveState(options.stateDir, rt.state);
+    persist(rt);
     return true;
+  }
+
+  /** Saves the session's state; merged foreign writes invalidate the runtime's caches. */
+  function persist(rt: SessionRuntime): void {
+    if (options.stateDir && saveState(options.stateDir, rt.state)) rt.stale = true;
+  }
+
+  /** Rebuilds the model's prune requests from its tool calls in the history (state was lost). */
+  function replayManualCalls(rt: SessionRuntime, messages: Message[]): void {
+    rt.replayManual = false;
+    const calls = rt.graph.nodes.filter((n) => n.part.type === "tool" && n.part.tool === options.manualTool && n.part.state?.status === "completed");
+    if (calls.length === 0) return;
+    evaluateProtection(rt);
+    assignIds(rt, 0, (n) => idEligible(rt, n));
+    const protectedIds = staticallyProtected(rt);
+    for (const call of calls) {
+      const input = call.part.state?.input as unknown as ManualRequest | undefined;
+      if (!input || typeof input !== "object") continue;
+      applyManual(input, { state: rt.state, history: messages, isProtected: (id) => protectedIds.has(id), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id) });
+    }
   }
 
   function promptTokens(g: Graph): number {
@@ -148,6 +184,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const graph = buildGraph(messages, rt.graph);
       const seenBefore = rt.processed;
       const rebuilt = rt.update(graph);
+      if (rt.replayManual) replayManualCalls(rt, messages);
       const tokens = resolved.commit.pressureTokens > 0 ? promptTokens(graph) : 0;
       const result = runPhases(rt, resolved.commit, tokens);
       if (config.tool) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => idEligible(rt, n));
@@ -157,7 +194,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       state.calls++;
       state.sentUpTo = lastId;
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
-      if (options.stateDir) saveState(options.stateDir, state);
+      persist(rt);
     } catch (e) {
       // Fail open: the request goes out unpruned rather than failing the user's turn.
       onError(e, "transform");
@@ -227,7 +264,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         tokens += Math.ceil(t.outputChars / 4);
       }
       rt.dirty = true;
-      if (options.stateDir) saveState(options.stateDir, rt.state);
+      persist(rt);
       return { parts, tokens, skipped };
     },
     manual(sessionID, request, history) {
@@ -236,7 +273,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const graph = buildGraph(history);
       rt.update(graph);
       evaluateProtection(rt);
-      for (const [i, r] of rt.protectedBy) if (!r.dynamicWhen) staticProtection.add(graph.nodes[i].part.id);
+      for (const id of staticallyProtected(rt)) staticProtection.add(id);
       const result = applyManual(request, {
         state: rt.state,
         history,
@@ -245,7 +282,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         restore: (id) => restore(sessionID, id),
       });
       rt.dirty = true;
-      if (options.stateDir) saveState(options.stateDir, rt.state);
+      persist(rt);
       return result;
     },
   };

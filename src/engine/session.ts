@@ -40,6 +40,10 @@ export class SessionRuntime {
   graph!: Graph;
   /** Shape of the last transformed history, to recognise a repeat of the same call. */
   lastCall?: { count: number; lastId?: string };
+  /** Another process's decisions were merged into state: rebuild the caches on the next call. */
+  stale = false;
+  /** The state was missing or unreadable: rebuild manual decisions from the history once. */
+  replayManual = false;
   /** Set when a manual request, sweep or restore changed state since the last call. */
   dirty = false;
   protectedBy = new Map<number, CompiledRule>();
@@ -72,7 +76,8 @@ export class SessionRuntime {
     this.graph = graph;
     const nodes = graph.nodes;
     // graph.reused leading nodes are the previous call's, unchanged; anything else is a new history.
-    const rebuilt = graph.reused < prevCount || this.built !== graph.nodes[0];
+    const rebuilt = this.stale || graph.reused < prevCount || this.built !== graph.nodes[0];
+    this.stale = false;
     if (rebuilt) this.reset();
     for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
     this.seen = nodes.length;

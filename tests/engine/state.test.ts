@@ -1,0 +1,90 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createPruner } from "../../src/index.js";
+import { idFor } from "../../src/engine/ids.js";
+import { saveState, newState, stateFile } from "../../src/engine/state.js";
+import type { Message } from "../../src/graph/types.js";
+import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
+
+const history = (): Message[] => [
+  user("go"),
+  assistant([
+    { tool: "bash", input: { command: "npm test" }, output: bigText("tests"), id: "prt_s1" },
+    { tool: "grep", input: { pattern: "foo" }, output: bigText("grep"), id: "prt_s2" },
+  ]),
+  assistant([], "thinking"),
+];
+const config = { commit: { minTokens: 1_000_000, breakEven: 0 } };
+const output = (ms: Message[], id: string) => String(toolPart(ms, id)?.state?.output);
+
+describe("durable state", () => {
+  it("two processes on one session keep each other's prunes (lock + merge, no lost update)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-two-"));
+    const h = history();
+    const a = createPruner({ config, stateDir: dir });
+    const b = createPruner({ config, stateDir: dir });
+    a.transform(structuredClone(h));
+    b.transform(structuredClone(h)); // b loaded the state before a's discard below
+    const [s1, s2] = [idFor("prt_s1", {}), idFor("prt_s2", {})];
+    expect(a.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true);
+    expect(b.manual(SID, { action: "discard", targets: [s2] }, h).ok).toBe(true);
+    const fresh = createPruner({ config, stateDir: dir });
+    const out = structuredClone(h);
+    fresh.transform(out);
+    expect(output(out, "prt_s1")).toContain("discarded by the agent");
+    expect(output(out, "prt_s2")).toContain("discarded by the agent");
+    // and the stale process itself picks up the other's decision on its next call
+    const later = structuredClone([...h, user("next")]);
+    b.transform(later);
+    expect(output(later, "prt_s1")).toContain("discarded by the agent");
+  });
+
+  it("a corrupt state file is moved aside and the model's prunes are rebuilt from its tool calls", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-corrupt-"));
+    const h = history();
+    const s1 = idFor("prt_s1", {});
+    h.push(assistant([{ tool: "context_prune", input: { action: "distill", targets: [{ id: s1, summary: "tests pass" }] }, output: `${s1}: distilled` }]));
+    h.push(assistant([], "ok"));
+    writeFileSync(stateFile(dir, SID)!, "{ not json");
+    const errors: unknown[] = [];
+    const p = createPruner({ config, stateDir: dir, manualTool: "context_prune", onError: (e) => errors.push(e) });
+    const out = structuredClone(h);
+    p.transform(out);
+    expect(output(out, "prt_s1")).toBe(`bash({command: "npm test"}) → distilled by the agent: tests pass\n[acp:${s1}]`);
+    expect(readdirSync(dir).some((f) => f.includes(".bad-"))).toBe(true);
+    expect(String(errors[0])).toContain("unreadable");
+  });
+
+  it("a state file from a newer version is set aside, never misread", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-newer-"));
+    writeFileSync(stateFile(dir, SID)!, JSON.stringify({ ...newState(SID), version: 99 }));
+    const p = createPruner({ config, stateDir: dir });
+    expect(p.state(SID).decisions).toEqual({});
+    expect(readdirSync(dir).filter((f) => f.includes(".bad-"))).toHaveLength(1);
+  });
+
+  it("session ids never become paths outside the state folder", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-ids-"));
+    for (const bad of ["../escape", "a/b", ".hidden", "", "x".repeat(300)]) {
+      expect(stateFile(dir, bad)).toBeUndefined();
+      expect(saveState(dir, newState(bad))).toBe(false);
+    }
+    expect(existsSync(join(dir, "..", "escape.json"))).toBe(false);
+  });
+
+  it("ids derive from part ids, so every process computes the same ones", () => {
+    const taken: Record<string, string> = {};
+    const a = idFor("prt_abc", taken);
+    taken[a] = "prt_abc";
+    expect(idFor("prt_abc", taken)).toBe(a);
+    expect(a).toMatch(/^t[0-9a-z]{3}$/);
+    taken[idFor("prt_other", {})] = "prt_x"; // force a collision on the short form
+    expect(idFor("prt_other", taken)).toMatch(/^t[0-9a-z]{4,}$/);
+    const p = createPruner({ config });
+    const out = structuredClone(history());
+    p.transform(out);
+    expect(output(out, "prt_s2").endsWith(`[acp:${idFor("prt_s2", {})}]`)).toBe(true);
+  });
+});
