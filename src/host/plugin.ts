@@ -24,6 +24,7 @@ const AcpPlugin: Plugin = async (input) => {
     layers: loaded.layers,
     ruleDirs: loaded.ruleDirs,
     stateDir: pluginDir,
+    manualTool: PRUNE_TOOL_NAME,
     onError: (e, where) => log.error(where, e),
   });
   const problems = [...loaded.problems, ...pruner.problems].filter((p) => p.severity === "error");
