@@ -208,8 +208,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     transform,
     systemPrompt: () => (config.enabled && config.tool ? SYSTEM_PROMPT : ""),
     explain(sessionID: string): ExplainEntry[] {
-      const rt = sessions.get(sessionID);
-      if (!rt) return [];
+      // runtime() loads the state from disk: a new process (/acp stats after a restart) sees it too.
+      const rt = runtime(sessionID);
       const out: ExplainEntry[] = [];
       for (const [partId, slots] of Object.entries(rt.state.decisions)) {
         const node = rt.graph?.byId.get(partId);

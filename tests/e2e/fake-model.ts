@@ -19,13 +19,28 @@ export interface Turn {
   toolCalls?: ScriptedToolCall[];
   /** Overrides the reported prompt tokens (default: about chars/4 of the request messages). */
   promptTokens?: number;
+  /**
+   * Reasoning ("thinking") streamed before the text as `delta.reasoning_content` (non-streaming:
+   * `message.reasoning_content`). The openai-compatible provider turns it into a reasoning part.
+   */
+  reasoning?: string;
 }
+
+/**
+ * A turn computed from the request it answers, e.g. to cite an id the plugin appended to the
+ * previous tool result. If it throws, the error is recorded in `model.scriptErrors` and the model
+ * answers with a text naming the error (the run goes on; assert `scriptErrors` is empty).
+ */
+export type TurnFn = (req: RecordedRequest) => Turn;
+export type ScriptTurn = Turn | TurnFn;
 
 export interface ChatMessage {
   role: string;
   content?: unknown;
   tool_call_id?: string;
   tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  /** Reasoning the host sends back on assistant messages (openai-compatible thinking models). */
+  reasoning_content?: string;
 }
 
 export interface ChatRequestBody {
@@ -51,7 +66,14 @@ export class FakeModel {
   readonly requests: RecordedRequest[] = [];
   /** Main requests that arrived after the script ran out (a test usually wants this to stay 0). */
   exhaustedCount = 0;
-  private queue: Turn[] = [];
+  /** Errors thrown by function turns (TurnFn), in order. */
+  readonly scriptErrors: string[] = [];
+  /**
+   * Answers auxiliary requests (no tools: title generation, compaction summary). Return undefined
+   * for the default, FAKE_TITLE. E.g. `(r) => isCompactionRequest(r) ? "SUMMARY: ..." : undefined`.
+   */
+  auxiliary?: (req: RecordedRequest) => Turn | undefined;
+  private queue: ScriptTurn[] = [];
   private server = http.createServer((req, res) => this.handle(req, res));
   private port = 0;
 
@@ -70,7 +92,7 @@ export class FakeModel {
   }
 
   /** Appends turns to the script; each main request consumes one turn, in order. */
-  enqueue(...turns: Turn[]): void {
+  enqueue(...turns: ScriptTurn[]): void {
     this.queue.push(...turns);
   }
 
@@ -108,13 +130,30 @@ export class FakeModel {
       const isMain = Array.isArray(body.tools) && body.tools.length > 0;
       let turn: Turn;
       if (!isMain) {
+        const rec: RecordedRequest = { seq, kind: "auxiliary", body };
+        this.requests.push(rec);
         turn = { text: FAKE_TITLE };
-        this.requests.push({ seq, kind: "auxiliary", body });
+        try {
+          turn = this.auxiliary?.(rec) ?? turn;
+        } catch (e) {
+          this.scriptErrors.push(`auxiliary request ${seq}: ${(e as Error).stack ?? e}`);
+        }
       } else {
+        const rec: RecordedRequest = { seq, kind: "main", body };
+        this.requests.push(rec);
         const next = this.queue.shift();
         if (!next) this.exhaustedCount++;
-        turn = next ?? { text: EXHAUSTED_TEXT };
-        this.requests.push({ seq, kind: "main", body, turn: next });
+        let computed: Turn | undefined;
+        if (typeof next === "function") {
+          try {
+            computed = next(rec);
+          } catch (e) {
+            this.scriptErrors.push(`request ${seq}: ${(e as Error).stack ?? e}`);
+            computed = { text: `fake model script error: ${(e as Error).message}` };
+          }
+        } else computed = next;
+        rec.turn = computed;
+        turn = computed ?? { text: EXHAUSTED_TEXT };
       }
       reply(res, body, turn, seq);
     });
@@ -146,7 +185,12 @@ function reply(res: http.ServerResponse, body: ChatRequestBody, turn: Turn, seq:
   const usage = { prompt_tokens: prompt, completion_tokens: 10, total_tokens: prompt + 10 };
 
   if (!body.stream) {
-    const message = { role: "assistant", content: turn.text ?? null, ...(calls.length ? { tool_calls: calls } : {}) };
+    const message = {
+      role: "assistant",
+      content: turn.text ?? null,
+      ...(turn.reasoning ? { reasoning_content: turn.reasoning } : {}),
+      ...(calls.length ? { tool_calls: calls } : {}),
+    };
     return json(res, 200, {
       id, object: "chat.completion", created, model, usage,
       choices: [{ index: 0, finish_reason: finish, message }],
@@ -157,6 +201,12 @@ function reply(res: http.ServerResponse, body: ChatRequestBody, turn: Turn, seq:
   const chunk = (delta: object, finish_reason: string | null = null) =>
     send({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason }] });
   chunk({ role: "assistant", content: "" });
+  if (turn.reasoning) {
+    // two deltas, as a real provider streams it
+    const half = Math.ceil(turn.reasoning.length / 2);
+    chunk({ reasoning_content: turn.reasoning.slice(0, half) });
+    if (turn.reasoning.length > half) chunk({ reasoning_content: turn.reasoning.slice(half) });
+  }
   if (turn.text) chunk({ content: turn.text });
   calls.forEach((c, index) => {
     chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } }] });
@@ -174,4 +224,52 @@ export function toolResult(req: RecordedRequest, callID: string): string | undef
   const msg = req.body.messages.find((m) => m.role === "tool" && m.tool_call_id === callID);
   if (!msg) return undefined;
   return typeof msg.content === "string" ? msg.content : JSON.stringify(msg.content);
+}
+
+/** The text of a message's content (a string, or the text parts of an array) joined. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((c) => (typeof c === "string" ? c : typeof c?.text === "string" ? c.text : JSON.stringify(c))).join("\n");
+  return content === undefined || content === null ? "" : JSON.stringify(content);
+}
+
+/** All `role: "system"` texts of a request, joined. */
+export function systemText(req: RecordedRequest): string {
+  return req.body.messages.filter((m) => m.role === "system").map((m) => contentText(m.content)).join("\n");
+}
+
+/** Names of the tools offered in a request. */
+export function toolNames(req: RecordedRequest): string[] {
+  return (req.body.tools ?? []).map((t) => t.function.name);
+}
+
+/** The title-generation request (no tools, system prompt "You are a title generator"). */
+export function isTitleRequest(req: RecordedRequest): boolean {
+  return req.kind === "auxiliary" && systemText(req).includes("You are a title generator");
+}
+
+/** The compaction (summary) request of OpenCode's hidden compaction agent (no tools). */
+export function isCompactionRequest(req: RecordedRequest): boolean {
+  return req.kind === "auxiliary" && !isTitleRequest(req) && /summar/i.test(systemText(req));
+}
+
+/**
+ * Tool-call pairing problems of a request: every assistant tool call needs exactly one later
+ * `role: "tool"` answer, and every tool answer needs an earlier call. Empty when well-formed.
+ */
+export function pairingProblems(req: RecordedRequest): string[] {
+  const problems: string[] = [];
+  const open = new Set<string>();
+  const answered = new Set<string>();
+  for (const [i, m] of req.body.messages.entries()) {
+    if (m.role === "assistant") for (const c of m.tool_calls ?? []) open.add(c.id);
+    if (m.role === "tool") {
+      const id = m.tool_call_id ?? "";
+      if (!open.has(id)) problems.push(`message ${i}: tool result ${id} without an earlier call`);
+      else if (answered.has(id)) problems.push(`message ${i}: second result for ${id}`);
+      answered.add(id);
+    }
+  }
+  for (const id of open) if (!answered.has(id)) problems.push(`tool call ${id} has no result`);
+  return problems;
 }

@@ -9,6 +9,7 @@
 //   } finally { await ws.dispose(); }
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -18,6 +19,11 @@ export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const NODE_MODULES = path.join(REPO_ROOT, "node_modules");
 /** `opencode` from the opencode-ai devDependency, unless OPENCODE_BIN points elsewhere. */
 export const OPENCODE_BIN = process.env.OPENCODE_BIN ?? path.join(NODE_MODULES, ".bin", "opencode");
+/**
+ * The built plugin the scenario tests load: dist/host/plugin.js (`npm run build`), unless
+ * ACP_E2E_PLUGIN points at another build (e.g. a snapshot of a known-good commit).
+ */
+export const ACP_PLUGIN = process.env.ACP_E2E_PLUGIN ?? path.join(REPO_ROOT, "dist", "host", "plugin.js");
 /** Any npm install opencode attempts goes here and fails at once (nothing listens on port 9). */
 const DEAD_REGISTRY = "http://127.0.0.1:9/";
 const DEFAULT_TIMEOUT_MS = 90_000;
@@ -36,6 +42,11 @@ export interface WorkspaceOptions {
   config?: Record<string, unknown>;
   /** Context limit of the fake model (default 128000). */
   contextLimit?: number;
+  /**
+   * Extra keys of the fake model's entry in `provider.fake.models["fake-model"]`, e.g.
+   * `{ reasoning: true }`, or `limit` to replace the whole limit object.
+   */
+  modelConfig?: Record<string, unknown>;
   /** Extra environment for every opencode process of this workspace. */
   env?: Record<string, string>;
 }
@@ -45,6 +56,8 @@ export interface RunOptions {
   session?: string;
   /** Run a slash command (`--command`); the prompt words become its arguments. */
   command?: string;
+  /** Run as a thin client of a long-lived `opencode serve` (`--attach <url>`, see `Workspace.serve`). */
+  attach?: string;
   timeoutMs?: number;
   env?: Record<string, string>;
 }
@@ -61,6 +74,15 @@ export interface RunResult {
   /** Parsed `--format json` events from stdout. */
   events: Record<string, any>[];
   sessionID: string | undefined;
+}
+
+export interface ServeHandle {
+  /** e.g. http://127.0.0.1:41234, for `run(…, { attach: url })`. */
+  url: string;
+  /** Kills the server's process group and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Everything the server printed so far (stdout + stderr, with --print-logs). */
+  output(): string;
 }
 
 export interface ProcResult {
@@ -110,6 +132,7 @@ export class Workspace {
   async run(prompt: string, opts: RunOptions = {}): Promise<RunResult> {
     const before = this.model.requests.length;
     const args = ["run", "--format", "json", "--print-logs", "--log-level", "INFO"];
+    if (opts.attach) args.push("--attach", opts.attach);
     if (opts.session) args.push("--session", opts.session);
     if (opts.command) args.push("--command", opts.command);
     args.push(...prompt.split(/\s+/).filter(Boolean));
@@ -170,12 +193,69 @@ export class Workspace {
     });
   }
 
+  /**
+   * Starts `opencode serve` on 127.0.0.1 (a free port) in this workspace's environment and waits
+   * until it listens. Runs with `{ attach: server.url }` then share one host process, so plugin
+   * memory survives between prompts (as in the TUI). `stop()` kills it; `dispose()` does too.
+   */
+  async serve(opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<ServeHandle> {
+    const port = await freePort();
+    const child = spawn(OPENCODE_BIN, ["serve", "--hostname", "127.0.0.1", "--port", String(port), "--print-logs", "--log-level", "INFO"], {
+      cwd: this.projectDir,
+      env: this.env(opts.env),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`could not spawn ${OPENCODE_BIN} serve`);
+    live.add(pid);
+    this.pids.add(pid);
+    let output = "";
+    const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
+    const stop = async () => {
+      killGroup(pid);
+      await closed;
+      live.delete(pid);
+      this.pids.delete(pid);
+    };
+    const url = await new Promise<string>((resolve, reject) => {
+      const fail = (why: string) => {
+        clearTimeout(timer);
+        killGroup(pid);
+        reject(new Error(`opencode serve ${why}:\n${output.slice(-3000)}`));
+      };
+      const timer = setTimeout(() => fail("did not listen in time"), opts.timeoutMs ?? 60_000);
+      const onData = (d: Buffer) => {
+        output += d.toString("utf8");
+        const m = /listening on (http:\/\/[^\s]+)/.exec(output);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1].replace(/\/$/, ""));
+        }
+      };
+      child.stdout.on("data", onData);
+      child.stderr.on("data", onData);
+      child.on("error", (e) => fail(`failed: ${e.message}`));
+      child.on("close", (code) => fail(`exited (${code})`));
+    });
+    return { url, stop, output: () => output };
+  }
+
+  /** The plugin's per-session state file ($XDG_DATA_HOME/opencode/storage/plugin/acp/<id>.json). */
+  acpStateFile(sessionID: string): string {
+    return path.join(this.home, ".local/share/opencode/storage/plugin/acp", `${sessionID}.json`);
+  }
+
   /** Kills this workspace's running opencode, stops the fake model, deletes the sandbox (unless E2E_KEEP). */
   async dispose(): Promise<void> {
     for (const pid of this.pids) killGroup(pid);
     await this.model.close();
     if (!process.env.E2E_KEEP) fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
-    else console.log(`[e2e] kept ${this.root}`);
+    else {
+      // every request the fake model received, one JSON object a line, for inspection
+      fs.writeFileSync(path.join(this.root, "requests.jsonl"), this.model.requests.map((r) => JSON.stringify(r)).join("\n") + "\n");
+      console.log(`[e2e] kept ${this.root} (requests.jsonl: what the model received)`);
+    }
   }
 }
 
@@ -217,6 +297,7 @@ function projectConfig(model: FakeModel, opts: WorkspaceOptions): Record<string,
             name: "Fake Model",
             tool_call: true,
             limit: { context: opts.contextLimit ?? 128_000, output: 4096 },
+            ...opts.modelConfig,
           },
         },
       },
@@ -277,6 +358,18 @@ function parseEvents(stdout: string): Record<string, any>[] {
   return out;
 }
 
+/** A port that was free a moment ago on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, "SIGKILL");
@@ -288,4 +381,18 @@ function killGroup(pid: number): void {
 function write(file: string, content: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, content);
+}
+
+type ExportedSession = { info: any; messages: { info: any; parts: any[] }[] };
+
+/**
+ * Texts of `ignored: true` user text parts in an exported session: what a plugin showed the user
+ * without the model seeing it (`/acp` replies, notifications).
+ */
+export function ignoredTexts(exported: ExportedSession): string[] {
+  return exported.messages
+    .filter((m) => m.info.role === "user")
+    .flatMap((m) => m.parts)
+    .filter((p) => p.type === "text" && p.ignored === true)
+    .map((p) => String(p.text));
 }
