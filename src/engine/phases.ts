@@ -76,12 +76,14 @@ export interface CallResult {
   rebuilt: boolean;
 }
 
-/** The protect phase alone: fills rt.protectedBy for the runtime's current graph. */
+/** The protect phase alone: the time-dependent protection of the runtime's current graph. */
 export function evaluateProtection(rt: SessionRuntime): void {
-  rt.protectedBy = new Map();
+  rt.protectedBy.resetDynamic();
   const nodes = rt.graph.nodes;
-  for (const r of rt.rules.byPhase.protect)
-    for (const i of rt.candidates[r.index]) if (!rt.protectedBy.has(i) && (!r.dynamicWhen || r.dynamicWhen(nodes[i], rt.ctxs[r.index]))) rt.protectedBy.set(i, r);
+  for (const r of rt.rules.byPhase.protect) {
+    if (!r.dynamicWhen) continue; // static protection was settled when the part was processed
+    for (const i of rt.candidates[r.index]) if (r.dynamicWhen(nodes[i], rt.ctxs[r.index])) rt.protectedBy.setDynamic(i, r);
+  }
 }
 
 export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number): Omit<CallResult, "rebuilt"> {

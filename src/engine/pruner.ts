@@ -34,7 +34,7 @@ const ID_MIN_CHARS = 400;
 /** Part ids protected by rules that do not depend on time (tools, files). */
 function staticallyProtected(rt: SessionRuntime): Set<string> {
   const out = new Set<string>();
-  for (const [i, r] of rt.protectedBy) if (!r.dynamicWhen) out.add(rt.graph.nodes[i].part.id);
+  for (const i of rt.protectedBy.permanent.keys()) out.add(rt.graph.nodes[i].part.id);
   return out;
 }
 

@@ -17,6 +17,28 @@ interface ConfigFacts {
   protectedFiles: string[];
 }
 
+/** Which rule protects a part: static protection is settled once per part, dynamic per call. */
+export class Protection {
+  readonly permanent = new Map<number, CompiledRule>();
+  private current = new Map<number, CompiledRule>();
+  has(i: number): boolean {
+    return this.permanent.has(i) || this.current.has(i);
+  }
+  get(i: number): CompiledRule | undefined {
+    return this.permanent.get(i) ?? this.current.get(i);
+  }
+  setDynamic(i: number, r: CompiledRule): void {
+    if (!this.has(i)) this.current.set(i, r);
+  }
+  resetDynamic(): void {
+    this.current = new Map();
+  }
+  clear(): void {
+    this.permanent.clear();
+    this.current = new Map();
+  }
+}
+
 export class SessionRuntime {
   /** Nodes processed so far (a prefix of the graph), and the first node they were built for. */
   private seen = 0;
@@ -46,7 +68,7 @@ export class SessionRuntime {
   replayManual = false;
   /** Set when a manual request, sweep or restore changed state since the last call. */
   dirty = false;
-  protectedBy = new Map<number, CompiledRule>();
+  readonly protectedBy = new Protection();
   /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
   decidedNow = new Map<number, string>();
@@ -112,6 +134,7 @@ export class SessionRuntime {
     this.marks.clear();
     this.pendingMarks.clear();
     this.patches = [];
+    this.protectedBy.clear();
   }
 
   private process(n: PartNode) {
@@ -121,6 +144,10 @@ export class SessionRuntime {
       const tools = r.staticWhen.tools;
       const ctx = this.ctxs[r.index];
       const whenOk = (!tools || (tool !== undefined && tools.has(tool))) && r.staticWhen.test(n, ctx);
+      if (r.phase === "protect" && !r.dynamicWhen) {
+        if (whenOk && !this.protectedBy.permanent.has(n.index)) this.protectedBy.permanent.set(n.index, r);
+        continue;
+      }
       if (r.phase !== "supersede") {
         if (whenOk) this.candidates[r.index].push(n.index);
         continue;

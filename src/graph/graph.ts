@@ -66,7 +66,13 @@ export function isUserMessage(m: Message): boolean {
   return m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && p.ignored));
 }
 
-const sigOf = (part: Part) => (part.type === "tool" ? `${part.state?.status ?? ""}${part.state?.time?.compacted ? "c" : ""}` : "");
+/** Status signature without allocating in the common case (no compaction mark). */
+function sigOf(part: Part): string {
+  if (part.type !== "tool") return "";
+  const st = part.state;
+  const status = typeof st?.status === "string" ? st.status : "";
+  return st?.time?.compacted ? `${status}c` : status;
+}
 
 /**
  * Builds the graph of `messages`. With `prev` (the same session's previous graph), leading parts

@@ -141,7 +141,11 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
           if (split !== whole) out.push({ where: `${preset} ${label} call ${i} (split)`, condition: `${rule.id}/when`, part: node.part.id, facts: {}, compiled: `split=${split}`, reference: `whole=${whole}` });
           // A candidate list may drop parts already decided in the rule's slot (they are done).
           const decidedInSlot = node.slots?.[rule.action.slot === "input" ? "input" : "output"] !== undefined;
-          if (rule.phase !== "supersede" && candidates.has(node.index) !== staticOk && !(staticOk && decidedInSlot))
+          // Static protect rules settle protection once per part instead of keeping a candidate list.
+          if (rule.phase === "protect" && !rule.dynamicWhen) {
+            if (staticOk && !rt.protectedBy.permanent.has(node.index))
+              out.push({ where: `${preset} ${label} call ${i} (protection)`, condition: `${rule.id}/when`, part: node.part.id, facts: {}, compiled: "not protected", reference: "static=true" });
+          } else if (rule.phase !== "supersede" && candidates.has(node.index) !== staticOk && !(staticOk && decidedInSlot))
             out.push({ where: `${preset} ${label} call ${i} (candidates)`, condition: `${rule.id}/when`, part: node.part.id, facts: {}, compiled: `cached=${candidates.has(node.index)}`, reference: `static=${staticOk}` });
         }
       }
