@@ -3,6 +3,7 @@
 import { buildGraph, tokensOf, toolResultText, textOf } from "../graph/graph.js";
 import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
+import { budgetText, type BudgetLimit } from "./budget.js";
 
 const fmt = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}K` : String(n));
 
@@ -11,6 +12,7 @@ export const HELP = [
   "  /acp             this help",
   "  /acp context     token breakdown of this session and what pruning saved",
   "  /acp stats       prunes per rule and tokens saved",
+  "  /acp budget      context window use of the last request, and what to do about it",
   "  /acp protected   protected tools and file globs",
   "  /acp sweep [n]   discard tool outputs since your last message (or the newest n)",
   "  /acp explain ID  which rule pruned a part (part id) and why",
@@ -80,8 +82,16 @@ export function explainText(pruner: AcpPruner, sessionID: string, id: string): s
     .join("\n");
 }
 
+/** Subcommands that read the session history (the plugin fetches it for them). */
+export const NEEDS_HISTORY = /^(context|sweep|budget)\b/;
+
+export interface CommandEnv {
+  /** The context limit for /acp budget (the plugin looks it up asynchronously). */
+  limit?: BudgetLimit;
+}
+
 /** Runs one /acp subcommand; returns the text to show. */
-export function runCommand(pruner: AcpPruner, sessionID: string, args: string, messages: Message[]): string {
+export function runCommand(pruner: AcpPruner, sessionID: string, args: string, messages: Message[], env: CommandEnv = {}): string {
   const [sub, arg] = args.trim().split(/\s+/);
   switch (sub || "help") {
     case "help":
@@ -92,6 +102,8 @@ export function runCommand(pruner: AcpPruner, sessionID: string, args: string, m
       return contextText(pruner, messages);
     case "protected":
       return protectedText(pruner);
+    case "budget":
+      return budgetText({ pruner, sessionID, messages, limit: env.limit ?? { source: "none" } });
     case "sweep": {
       const n = arg === undefined ? undefined : Number.parseInt(arg, 10);
       if (n !== undefined && !(n > 0)) return "usage: /acp sweep [n]  (n: how many of the newest tool outputs)";

@@ -7,9 +7,12 @@ import { createPruner } from "../engine/pruner.js";
 import type { Message } from "../graph/types.js";
 import { loadConfig } from "../rules/config.js";
 import { formatProblem } from "../rules/problems.js";
-import { runCommand } from "./commands.js";
+import { NEEDS_HISTORY, runCommand } from "./commands.js";
 import { pruneTool, PRUNE_TOOL_NAME } from "./prune-tool.js";
 import { createLogger } from "./log.js";
+import { applyReminders, reminderSettings, sessionFacts, stripReminders } from "./reminders.js";
+import { PruneNotifier } from "./notify.js";
+import { chooseLimit, lastUsage, modelLimit } from "./budget.js";
 
 /** Thrown from command.execute.before so the host does not call the model for /acp. */
 const HANDLED = "__ACP_COMMAND_HANDLED__";
@@ -30,16 +33,34 @@ const AcpPlugin: Plugin = async (input) => {
   const problems = [...loaded.problems, ...pruner.problems].filter((p) => p.severity === "error");
   for (const p of problems) log.error("config", formatProblem(p));
   const toldAboutProblems = new Set<string>();
-  const isSubagent = new Map<string, boolean>();
+  const isChild = new Map<string, boolean>();
   const client = input.client as any;
-
-  async function notify(sessionID: string, text: string) {
-    await client.session.prompt({ path: { id: sessionID }, body: { noReply: true, parts: [{ type: "text", text, ignored: true }] } });
+  const reminders = reminderSettings(loaded.config);
+  const notifier = new PruneNotifier(loaded.config.enabled ? loaded.config.pruneNotification : "off");
+  function safe<T>(where: string, f: () => T): T | undefined {
+    try {
+      return f();
+    } catch (e) {
+      log.error(where, e);
+      return undefined;
+    }
   }
 
-  async function subagent(sessionID: string): Promise<boolean> {
-    if (loaded.config.subagents) return false;
-    let known = isSubagent.get(sessionID);
+  /** Agent and model of each session's last real user message: notices keep them, so the UI does not switch. */
+  const lastUserOf = new Map<string, { agent?: string; model?: { providerID: string; modelID: string } }>();
+
+  /** Shows `text` in the session as an ignored user message: stored and displayed, never sent to the model. */
+  async function notify(sessionID: string, text: string) {
+    const who = lastUserOf.get(sessionID) ?? {};
+    const body: Record<string, unknown> = { noReply: true, parts: [{ type: "text", text, ignored: true }] };
+    if (who.agent) body.agent = who.agent;
+    if (who.model) body.model = who.model;
+    await client.session.prompt({ path: { id: sessionID }, body });
+  }
+
+  /** A child session (task tool), known by its parentID. */
+  async function child(sessionID: string): Promise<boolean> {
+    let known = isChild.get(sessionID);
     if (known === undefined) {
       try {
         const res = await client.session.get({ path: { id: sessionID } });
@@ -47,9 +68,40 @@ const AcpPlugin: Plugin = async (input) => {
       } catch {
         known = false;
       }
-      isSubagent.set(sessionID, known);
+      isChild.set(sessionID, known);
     }
     return known;
+  }
+
+  /** Sessions the plugin leaves alone: subagents, unless config.subagents. */
+  async function subagent(sessionID: string): Promise<boolean> {
+    return loaded.config.subagents ? false : child(sessionID);
+  }
+
+  function rememberUser(sessionID: string, messages: Message[]) {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (m?.info?.role !== "user" || !m.parts?.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)))) continue;
+      const model = m.info.model as { providerID?: unknown; modelID?: unknown } | undefined;
+      lastUserOf.set(sessionID, {
+        agent: typeof m.info.agent === "string" ? m.info.agent : undefined,
+        model: typeof model?.providerID === "string" && typeof model?.modelID === "string" ? { providerID: model.providerID, modelID: model.modelID } : undefined,
+      });
+      return;
+    }
+  }
+
+  /** After a turn: configuration problems (once per session) and what this turn pruned. */
+  async function onIdle(sessionID: string) {
+    compacting.delete(sessionID);
+    if (!sessionID || (await child(sessionID))) return;
+    if (problems.length && !toldAboutProblems.has(sessionID) && lastUserOf.has(sessionID)) {
+      toldAboutProblems.add(sessionID);
+      await notify(sessionID, `acp: configuration problems, using defaults where needed:\n${problems.map(formatProblem).join("\n")}`);
+    }
+    const last = pruner.lastCall(sessionID);
+    const text = notifier.take(sessionID, last);
+    if (text) await notify(sessionID, text);
   }
 
   /** The session's stored history (the tool context carries it; otherwise ask the host). */
@@ -69,11 +121,28 @@ const AcpPlugin: Plugin = async (input) => {
       compacting.add(input.sessionID);
     },
 
+    // Fire and forget in the host: never let a rejection escape.
+    event: async ({ event }: { event: any }) => {
+      try {
+        const sessionID: string | undefined = event?.properties?.sessionID;
+        if (!sessionID) return;
+        if (event.type === "session.idle") await onIdle(sessionID);
+        else if (event.type === "session.compacted") compacting.delete(sessionID);
+        else if (event.type === "session.deleted") {
+          notifier.forget(sessionID);
+          lastUserOf.delete(sessionID);
+        }
+      } catch (e) {
+        log.error("event", e);
+      }
+    },
+
     "experimental.chat.system.transform": async (input, output) => {
       try {
         const sessionID = input.sessionID;
-        if (!sessionID || !toolOn) return;
-        if (compacting.delete(sessionID)) return;
+        if (!sessionID) return;
+        if (compacting.delete(sessionID)) return; // the compaction agent's request
+        if (!toolOn) return;
         if (output.system.some((s) => s.includes("You are a title generator"))) return;
         if (await subagent(sessionID)) return;
         const text = pruner.systemPrompt(sessionID);
@@ -86,7 +155,7 @@ const AcpPlugin: Plugin = async (input) => {
     config: async (cfg: any) => {
       try {
         cfg.command ??= {};
-        cfg.command.acp ??= { template: "$ARGUMENTS", description: "opencode-acp: context pruning stats, context, explain, restore" };
+        cfg.command.acp ??= { template: "$ARGUMENTS", description: "opencode-acp: context pruning stats, context, budget, explain, restore" };
         if (toolOn) {
           cfg.experimental ??= {};
           const primary: string[] = (cfg.experimental.primary_tools ??= []);
@@ -102,11 +171,20 @@ const AcpPlugin: Plugin = async (input) => {
         const messages = output.messages as unknown as Message[];
         const sessionID = messages[0]?.info?.sessionID;
         if (!sessionID || (await subagent(sessionID))) return;
+        // Extras around the pruner each fail on their own: pruning must happen whatever they do.
+        safe("reminders", () => stripReminders(messages)); // a second pass over an array we already extended
+        safe("notify", () => rememberUser(sessionID, messages));
+        const inCompaction = compacting.has(sessionID);
+        // Reminder facts come from the history before pruning (rules may drop old todo calls).
+        const remind = (reminders.todo.enabled || reminders.automata.enabled) && !inCompaction;
+        const facts = remind ? safe("reminders", () => sessionFacts(messages)) : undefined;
+        if (notifier.enabled) safe("notify", () => notifier.before(sessionID, pruner.state(sessionID), messages));
         pruner.transform(messages);
-        if (problems.length && !toldAboutProblems.has(sessionID)) {
-          toldAboutProblems.add(sessionID);
-          const text = `acp: configuration problems, using defaults where needed:\n${problems.map(formatProblem).join("\n")}`;
-          notify(sessionID, text).catch((e) => log.error("notify", e));
+        if (notifier.enabled) safe("notify", () => notifier.after(sessionID, pruner.state(sessionID)));
+        // Not in the copy the compaction agent summarises, nor in subagents.
+        if (facts && !(await child(sessionID))) {
+          const state = pruner.state(sessionID);
+          safe("reminders", () => applyReminders(messages, reminders, { facts, isPruned: (id) => Boolean(state.decisions[id]?.output) }));
         }
       } catch (e) {
         log.error("messages.transform", e);
@@ -117,8 +195,14 @@ const AcpPlugin: Plugin = async (input) => {
       if (input.command !== "acp") return;
       let text: string;
       try {
-        const needsHistory = /^(context|sweep)\b/.test(input.arguments.trim());
-        text = runCommand(pruner, input.sessionID, input.arguments, needsHistory ? await history(input.sessionID) : []);
+        const args = input.arguments.trim();
+        const messages = NEEDS_HISTORY.test(args) ? await history(input.sessionID) : [];
+        let limit;
+        if (/^budget\b/.test(args)) {
+          const usage = lastUsage(messages);
+          limit = chooseLimit(await modelLimit(client, usage?.providerID, usage?.modelID), loaded.config.contextLimit);
+        }
+        text = runCommand(pruner, input.sessionID, input.arguments, messages, { limit });
         await notify(input.sessionID, text);
       } catch (e) {
         log.error("command", e);

@@ -76,7 +76,30 @@ export interface AcpConfig {
   commit: Partial<CommitPolicy>;
   subagents: boolean;
   debug: boolean;
+  /** Ignored chat message after a turn that pruned something (never sent to the model). */
   pruneNotification: "off" | "minimal" | "detailed";
   tool: boolean;
+  /** Reminder to keep the todo list current; counts model calls (see src/host/reminders.ts). */
+  todoReminder?: Partial<TodoReminderConfig>;
+  /** Periodic reflection prompt once the user has written "automata". */
+  automata?: Partial<AutomataConfig>;
+  /** Context window size for /acp budget; overrides the model list when set. */
+  contextLimit?: number;
   [k: string]: unknown;
+}
+
+export interface TodoReminderConfig {
+  enabled: boolean;
+  /** Model calls without a todo update before the first reminder. */
+  initialTurns: number;
+  /** Model calls between later reminders. */
+  repeatTurns: number;
+  /** Model calls a task may stay in_progress before the reminder flags it. */
+  stuckTaskTurns: number;
+}
+
+export interface AutomataConfig {
+  enabled: boolean;
+  /** Model calls after the user's last message before each reflection. */
+  initialTurns: number;
 }

@@ -1,0 +1,158 @@
+// The plugin's hooks with a stub host client: where reminders go, when notifications post,
+// /acp budget's limit lookup, and that no hook lets an error escape.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import AcpPlugin from "../../src/host/plugin.js";
+import type { Message } from "../../src/graph/types.js";
+import { REMINDER_MARK } from "../../src/host/reminders.js";
+import { assistant, bigText, SID, user } from "../helpers/session.js";
+
+const saved = { ...process.env };
+let root: string;
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "acp-plugin-"));
+  process.env.XDG_DATA_HOME = join(root, "data");
+  process.env.XDG_CONFIG_HOME = join(root, "config");
+  delete process.env.OPENCODE_CONFIG_DIR;
+});
+afterAll(() => {
+  process.env = saved;
+  rmSync(root, { recursive: true, force: true });
+});
+
+interface Stub {
+  posted: { path: { id: string }; body: any }[];
+  client: any;
+}
+
+function stub(history: () => Message[], opts: { failPrompt?: boolean } = {}): Stub {
+  const posted: Stub["posted"] = [];
+  const client = {
+    session: {
+      prompt: async (req: any) => {
+        if (opts.failPrompt) throw new Error("host gone");
+        posted.push(req);
+        return { data: {} };
+      },
+      get: async ({ path }: any) => ({ data: { id: path.id, parentID: path.id.startsWith("ses_child") ? SID : undefined } }),
+      messages: async () => ({ data: history() }),
+    },
+    config: { providers: async () => ({ data: { providers: [{ id: "p", models: { m: { limit: { context: 10000, output: 2000 } } } }] } }) },
+  };
+  return { posted, client };
+}
+
+async function plugin(config: Record<string, unknown>, s: Stub) {
+  const project = mkdtempSync(join(root, "project-"));
+  mkdirSync(join(project, ".opencode"));
+  writeFileSync(join(project, ".opencode", "acp.jsonc"), JSON.stringify(config));
+  return (await AcpPlugin({ client: s.client, worktree: project, directory: project } as any)) as any;
+}
+
+const who = (m: Message) => Object.assign(m.info, { agent: "build", model: { providerID: "p", modelID: "m" } }) && m;
+const step = (i: number) => assistant([{ tool: "bash", input: { command: `echo ${i}` }, output: `out ${i}` }]);
+
+async function transform(hooks: any, history: Message[]): Promise<Message[]> {
+  const copy = structuredClone(history);
+  await hooks["experimental.chat.messages.transform"]({}, { messages: copy });
+  return copy;
+}
+
+describe("plugin hooks", () => {
+  it("the todo reminder rides at the end of the request on the call it is due, and only there", async () => {
+    const s = stub(() => []);
+    const hooks = await plugin({ pruneNotification: "off" }, s);
+    const history: Message[] = [who(user("fix it"))];
+    const withReminder: number[] = [];
+    // what the provider receives (step-start markers are not sent; a rule drops them)
+    const seen = (ms: Message[]) => ms.map((m) => ({ info: m.info, parts: m.parts.filter((p) => p.type !== "step-start") }));
+    let previous: Message[] = [];
+    for (let i = 0; i < 13; i++) {
+      const sent = await transform(hooks, history);
+      const marked = sent.filter((m) => m.parts.some((p) => p.metadata?.[REMINDER_MARK]));
+      if (marked.length) {
+        expect(marked).toEqual([sent.at(-1)]);
+        expect(sent.at(-1)!.info).toMatchObject({ role: "user", agent: "build" });
+        withReminder.push(i);
+      }
+      // the previous request, minus its reminder, is a prefix of this one: the cache holds
+      expect(seen(sent.slice(0, previous.length))).toEqual(seen(previous));
+      previous = marked.length ? sent.slice(0, -1) : sent;
+      history.push(step(i));
+    }
+    expect(withReminder).toEqual([8, 12]);
+    expect(s.posted).toEqual([]);
+  });
+
+  it("no reminder in the copy the compaction agent summarises", async () => {
+    const hooks = await plugin({}, stub(() => []));
+    const history = [who(user("fix it")), ...Array.from({ length: 8 }, (_, i) => step(i))];
+    await hooks["experimental.session.compacting"]({ sessionID: SID }, { context: [] });
+    expect(JSON.stringify(await transform(hooks, history))).not.toContain("Checkpoint");
+    await hooks["experimental.chat.system.transform"]({ sessionID: SID, model: {} }, { system: ["compaction prompt"] });
+    expect(JSON.stringify(await transform(hooks, history))).toContain("Checkpoint");
+  });
+
+  it("after a turn that pruned, one ignored no-reply message on session.idle; none while the loop runs", async () => {
+    const s = stub(() => []);
+    const hooks = await plugin({ commit: { minTokens: 0 }, pruneNotification: "minimal", todoReminder: { enabled: false } }, s);
+    const history: Message[] = [
+      who(user("go")),
+      assistant([{ tool: "bash", input: { command: "git status" }, output: bigText("a") }]),
+      assistant([{ tool: "bash", input: { command: "git status" }, output: bigText("b") }]),
+    ];
+    const sent = await transform(hooks, history);
+    expect(JSON.stringify(sent)).toContain("superseded");
+    expect(s.posted).toEqual([]); // not from inside the transform
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: SID } } });
+    expect(s.posted).toHaveLength(1);
+    const [req] = s.posted;
+    expect(req.path.id).toBe(SID);
+    expect(req.body).toMatchObject({ noReply: true, agent: "build", model: { providerID: "p", modelID: "m" } });
+    expect(req.body.parts).toEqual([{ type: "text", ignored: true, text: expect.stringMatching(/^「 ⚙️ 1\(\d+(\.\d)?K\) ▼ 」 acp: pruned this turn$/) }]);
+    expect(req.body.tools).toBeUndefined(); // would change the session's permissions
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: SID } } });
+    expect(s.posted).toHaveLength(1); // nothing new
+  });
+
+  it("subagent sessions get neither reminders nor notifications", async () => {
+    const s = stub(() => []);
+    const hooks = await plugin({ subagents: true, commit: { minTokens: 0 } }, s);
+    const sid = "ses_child1";
+    const m = (x: Message) => {
+      x.info.sessionID = sid;
+      for (const p of x.parts) p.sessionID = sid;
+      return x;
+    };
+    const history = [m(user("sub task")), m(assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("a") }])), m(assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("b") }])), ...Array.from({ length: 8 }, (_, i) => m(step(i)))];
+    const sent = await transform(hooks, history);
+    expect(JSON.stringify(sent)).toContain("superseded"); // pruned (subagents: true)
+    expect(JSON.stringify(sent)).not.toContain("Checkpoint");
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: sid } } });
+    expect(s.posted).toEqual([]);
+  });
+
+  it("/acp budget reads the model's limit through the client", async () => {
+    const last = assistant([], "done");
+    Object.assign(last.info, { providerID: "p", modelID: "m", tokens: { input: 500, output: 100, reasoning: 0, cache: { read: 7000, write: 400 } } });
+    const s = stub(() => [who(user("go")), last]);
+    const hooks = await plugin({}, s);
+    await expect(hooks["command.execute.before"]({ command: "acp", sessionID: SID, arguments: "budget" }, { parts: [] })).rejects.toThrow("__ACP_COMMAND_HANDLED__");
+    const text: string = s.posted[0].body.parts[0].text;
+    expect(text.split("\n")[0]).toBe("acp budget: 8K of 10K tokens (80.0%) used by the last request (limit of p/m from OpenCode's model list)");
+    expect(text).toContain("/acp sweep");
+  });
+
+  it("hooks fail open: a host that rejects every post does not break the turn or the event loop", async () => {
+    const s = stub(() => [], { failPrompt: true });
+    const hooks = await plugin({ commit: { minTokens: 0 } }, s);
+    const history = [who(user("go")), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("a") }]), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("b") }])];
+    expect(JSON.stringify(await transform(hooks, history))).toContain("superseded");
+    await expect(hooks.event({ event: { type: "session.idle", properties: { sessionID: SID } } })).resolves.toBeUndefined();
+    await expect(hooks.event({ event: { type: "session.idle" } })).resolves.toBeUndefined();
+    await expect(hooks["experimental.chat.messages.transform"]({}, { messages: [{ info: null, parts: null }] })).resolves.toBeUndefined();
+  });
+});
