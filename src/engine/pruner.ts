@@ -18,14 +18,8 @@ import type { PartNode } from "../graph/graph.js";
 
 /** Added to the system prompt when the prune tool is on; kept short (it is sent on every call). */
 export const SYSTEM_PROMPT = [
-  "Context pruning (opencode-acp): larger tool outputs end with an id such as [acp:t12].",
-  "When an output is no longer needed, call context_prune:",
-  '{action:"discard", targets:["t12"]} drops it;',
-  '{action:"distill", targets:[{id:"t12", summary:"..."}]} keeps only your summary;',
-  '{action:"replace", targets:[{id:"t12", start:"...", end:"...", replacement:"..."}]} cuts the span between two literal markers copied from the output;',
-  '{action:"restore", targets:["t12"]} brings a pruned output back.',
-  "Outputs superseded by a newer identical call, a newer read of the same file, and similar are replaced automatically by a note naming the call; run it again if you need it.",
-  "Never write [acp:…] ids in your own answers.",
+  "Context pruning (opencode-acp): larger tool outputs end with an id like [acp:t1a]. Call context_prune to discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore them.",
+  "Older duplicate outputs are replaced by a note naming the call; re-run it if you need it. Never write [acp:…] ids yourself.",
 ].join("\n");
 
 /** Minimum output size worth an id: tagging tiny outputs would cost more than pruning them saves. */
