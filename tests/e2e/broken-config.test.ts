@@ -9,10 +9,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { toolResult, type ScriptedToolCall } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, ignoredTexts, pluginLoadErrors } from "./harness.js";
+import { call } from "./expect-run.js";
 
 const RUN_TIMEOUT = 150_000;
 const NOTES = Array.from({ length: 20 }, (_, i) => `notes line ${i + 1}: text of the notes file`).join("\n");
-const call = (id: string, name: string, args: Record<string, unknown>): ScriptedToolCall => ({ id, name, arguments: args });
 /** The plugin's notification header (src/host/plugin.ts). */
 const NOTICE = "acp: configuration problems";
 

@@ -7,20 +7,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResult, type ScriptedToolCall } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, ignoredTexts, pluginLoadErrors, type RunResult, type Workspace } from "./harness.js";
+import { call, expectCleanRun } from "./expect-run.js";
 
 const RUN_TIMEOUT = 150_000;
 const NOTES = Array.from({ length: 30 }, (_, i) => `notes line ${i + 1}: a fairly ordinary line of text in the notes file`).join("\n");
 /** The stats row of the rule that superseded the first read (identical call or same-file read). */
 const SUPERSEDED_ROW = /(identical-call|read-supersedes-read)\s+1 parts\s+[1-9]/;
-const call = (id: string, name: string, args: Record<string, unknown>): ScriptedToolCall => ({ id, name, arguments: args });
 
-function expectCleanRun(ws: Workspace, run: RunResult): void {
-  expect(run.timedOut, run.stderr.slice(-3000)).toBe(false);
-  expect(run.exitCode, run.stderr.slice(-3000)).toBe(0);
-  expect(pluginLoadErrors(run.stderr)).toEqual([]);
-  expect(ws.model.scriptErrors).toEqual([]);
-  expect(ws.model.exhaustedCount).toBe(0);
-}
 
 describe("/acp commands in the real host", () => {
   let ws: Workspace;

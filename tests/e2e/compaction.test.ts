@@ -17,12 +17,12 @@ import {
   type ScriptedToolCall,
 } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, pluginLoadErrors, type RunResult, type Workspace } from "./harness.js";
+import { call } from "./expect-run.js";
 
 const RUN_TIMEOUT = 150_000;
 const SYSTEM_MARK = "Context pruning (opencode-acp)";
 const SUMMARY = "SUMMARY: the user asked to read big.txt; it was read twice (20 numbered lines).";
 const BIG = Array.from({ length: 20 }, (_, i) => `big line ${i + 1}: content the model reads again and again`).join("\n");
-const call = (id: string, name: string, args: Record<string, unknown>): ScriptedToolCall => ({ id, name, arguments: args });
 
 describe("host auto-compaction with the plugin loaded", () => {
   let ws: Workspace;

@@ -11,23 +11,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResult, type RecordedRequest, type ScriptedToolCall } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, pluginLoadErrors, type RunResult, type Workspace } from "./harness.js";
+import { call, expectCleanRun } from "./expect-run.js";
 
 const RUN_TIMEOUT = 150_000;
 const ENV = Array.from({ length: 20 }, (_, i) => `SECRET_KEY_${i + 1}=value-of-a-protected-secret-${i + 1}`).join("\n");
 const BIG = Array.from({ length: 20 }, (_, i) => `big line ${i + 1}: ordinary content that is not protected at first`).join("\n");
-const call = (id: string, name: string, args: Record<string, unknown>): ScriptedToolCall => ({ id, name, arguments: args });
 
 function idIn(req: RecordedRequest, callID: string): string | undefined {
   return /\[acp:(t[0-9a-z]+)\]\s*$/.exec(toolResult(req, callID) ?? "")?.[1];
 }
 
-function expectCleanRun(ws: Workspace, run: RunResult): void {
-  expect(run.timedOut, run.stderr.slice(-3000)).toBe(false);
-  expect(run.exitCode, run.stderr.slice(-3000)).toBe(0);
-  expect(pluginLoadErrors(run.stderr)).toEqual([]);
-  expect(ws.model.scriptErrors).toEqual([]);
-  expect(ws.model.exhaustedCount).toBe(0);
-}
 
 describe("protected outputs and context_prune in the real host", () => {
   let ws: Workspace;

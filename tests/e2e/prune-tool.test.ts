@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isTitleRequest, systemText, toolNames, toolResult, type RecordedRequest, type ScriptedToolCall } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, pluginLoadErrors, type RunResult, type Workspace } from "./harness.js";
+import { call, expectCleanRun } from "./expect-run.js";
 
 const PLUGIN = ACP_PLUGIN;
 const RUN_TIMEOUT = 150_000;
@@ -30,7 +31,6 @@ const GAMMA = [
 const SUMMARY = "DISTILLED: beta.txt holds 12 numbered BETA lines, nothing else matters";
 const CUT_NOTE = "[span cut by the agent: GAMMA middle]";
 
-const call = (id: string, name: string, args: Record<string, unknown>): ScriptedToolCall => ({ id, name, arguments: args });
 
 /** The acp id appended to a tool result (`…\n[acp:t3]`), or a thrown error naming the request. */
 function idIn(req: RecordedRequest, callID: string): string {
@@ -40,13 +40,6 @@ function idIn(req: RecordedRequest, callID: string): string {
   return m[1];
 }
 
-function expectCleanRun(ws: Workspace, run: RunResult): void {
-  expect(run.timedOut, run.stderr.slice(-3000)).toBe(false);
-  expect(run.exitCode, run.stderr.slice(-3000)).toBe(0);
-  expect(pluginLoadErrors(run.stderr)).toEqual([]);
-  expect(ws.model.scriptErrors).toEqual([]);
-  expect(ws.model.exhaustedCount).toBe(0);
-}
 
 describe("context_prune in the real host: discard, distill, replace, restore", () => {
   let ws: Workspace;

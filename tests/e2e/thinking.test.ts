@@ -10,10 +10,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResult, type ChatMessage, type RecordedRequest, type ScriptedToolCall } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, pluginLoadErrors, type RunResult, type Workspace } from "./harness.js";
+import { call, expectCleanRun } from "./expect-run.js";
 
 const RUN_TIMEOUT = 150_000;
 const A = Array.from({ length: 20 }, (_, i) => `a line ${i + 1}: content of a file the model reads twice`).join("\n");
-const call = (id: string, name: string, args: Record<string, unknown>): ScriptedToolCall => ({ id, name, arguments: args });
 const think = (tag: string) => `${tag}: let me think step by step about what to do next. `.repeat(8).trim();
 
 // A user rule that would drop every reasoning part; the engine must still keep the current turn's.
@@ -32,13 +32,6 @@ const reasoningOf = (m: ChatMessage): string | undefined => m.reasoning_content;
 /** Index of the last user message: everything after it is the current turn. */
 const lastUser = (req: RecordedRequest) => req.body.messages.map((m) => m.role).lastIndexOf("user");
 
-function expectCleanRun(ws: Workspace, run: RunResult): void {
-  expect(run.timedOut, run.stderr.slice(-3000)).toBe(false);
-  expect(run.exitCode, run.stderr.slice(-3000)).toBe(0);
-  expect(pluginLoadErrors(run.stderr)).toEqual([]);
-  expect(ws.model.scriptErrors).toEqual([]);
-  expect(ws.model.exhaustedCount).toBe(0);
-}
 
 /** Every request of a run: the current turn's assistant messages carry exactly the streamed reasoning, in order. */
 function expectCurrentTurnReasoningIntact(run: RunResult, streamed: string[]): void {
