@@ -2,7 +2,7 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
+import { TERMINAL, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { patchChars, slotChars } from "./render.js";
@@ -49,6 +49,9 @@ function candidateFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by
 
 /** Checks that a patch is worth applying and counts the tokens it saves. */
 function evaluatePatch(n: PartNode, patch: Patch, options?: Record<string, unknown>): Candidate | null {
+  if (patch.text !== undefined && patch.text.trim() === "") return null; // never an empty text part
+  // A pending or running call's output is not sent (the host sends an interruption note).
+  if (patch.output !== undefined && n.part.type === "tool" && !TERMINAL.has(n.part.state?.status as string)) return null;
   const before = slotChars(n, patch);
   // never make a part larger (comparison baselines may, to reproduce other pruners exactly)
   if (!patch.drop && options?.allowGrowth !== true && !shrinks(n, patch, before)) return null;
@@ -144,10 +147,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // Invariants no rule can switch off: the user's own words (only the opt-in code-block action
   // may shorten them) and the current turn's reasoning, which providers verify by signature.
   function untouchable(n: PartNode, rule: Decider): boolean {
+    if (state.pinned?.[n.part.id] === true) return true;
+    // Decisions are keyed by part id: a part sharing its id with an earlier one is never decided.
+    if (graph.byId.get(n.part.id) !== n) return true;
     const role = n.message.info?.role;
     if (role === "user" && n.part.type === "text" && !n.part.synthetic) return rule.action.name !== "collapse-code-blocks";
-    if (n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex) return true;
-    return state.pinned?.[n.part.id] === true;
+    return n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex;
   }
 
   function want(n: PartNode, rule: Decider, c: Candidate, by?: string) {

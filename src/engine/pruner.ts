@@ -132,6 +132,15 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return true;
   }
 
+  function failed(messages: Message[]): SessionRuntime | undefined {
+    try {
+      const id = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
+      return id ? sessions.get(id) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Saves the session's state; merged foreign writes invalidate the runtime's caches. */
   function persist(rt: SessionRuntime): void {
     if (options.stateDir && saveState(options.stateDir, rt.state)) rt.stale = true;
@@ -182,15 +191,21 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const tokens = resolved.commit.pressureTokens > 0 ? promptTokens(graph) : 0;
       const result = runPhases(rt, resolved.commit, tokens);
       if (config.tool) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => idEligible(rt, n));
-      render(graph, rt.decided);
-      if (config.tool) renderIds(rt);
       const state = rt.state;
       state.calls++;
       state.sentUpTo = lastId;
+      persist(rt); // before rendering: a failed write must leave the messages untouched
+      render(graph, rt.decided);
+      if (config.tool) renderIds(rt);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
-      persist(rt);
     } catch (e) {
-      // Fail open: the request goes out unpruned rather than failing the user's turn.
+      // Fail open: the request goes out unpruned rather than failing the user's turn; the
+      // runtime's caches may be half-updated, so they are rebuilt on the next call.
+      const rt = failed(messages);
+      if (rt) {
+        rt.stale = true;
+        rt.lastCall = undefined;
+      }
       onError(e, "transform");
     }
   }

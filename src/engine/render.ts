@@ -51,7 +51,7 @@ function applyDrops(drops: Map<Message, Set<number>>): void {
   for (const [message, set] of drops) {
     const kept = message.parts.filter((_, i) => !set.has(i));
     message.parts.length = 0;
-    message.parts.push(...kept);
+    for (const p of kept) message.parts.push(p); // no spread: messages may hold 100k+ parts
   }
 }
 

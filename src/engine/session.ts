@@ -114,6 +114,7 @@ export class SessionRuntime {
 
   /** Decisions committed for a part: attached to its node (render and phases read them there). */
   attach(n: PartNode): void {
+    if (this.graph.byId.get(n.part.id) !== n) return; // a duplicate id: decisions belong to the first part
     const slots = this.state.decisions[n.part.id];
     n.slots = slots;
     if (slots) this.decided.push(n.index);

@@ -43,7 +43,7 @@ const SAFE_ID = /^[A-Za-z0-9_.-]{1,200}$/;
 
 /** Session ids become file names: refuse anything that could escape the state folder. */
 export function stateFile(dir: string, sessionID: string): string | undefined {
-  if (!SAFE_ID.test(sessionID) || sessionID.startsWith(".")) return undefined;
+  if (typeof sessionID !== "string" || !SAFE_ID.test(sessionID) || sessionID.startsWith(".")) return undefined;
   return join(dir, `${sessionID}.json`);
 }
 

@@ -136,7 +136,11 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
     byId = new Map();
     for (let i = 0; i < reused; i++) if (!byId.has(nodes[i].part.id)) byId.set(nodes[i].part.id, nodes[i]);
   }
-  for (let i = reused; i < nodes.length; i++) if (!byId.has(nodes[i].part.id)) byId.set(nodes[i].part.id, nodes[i]); // duplicates: the first wins
+  for (let i = reused; i < nodes.length; i++) {
+    // duplicates: the first wins; an entry left by an aborted call (node not in this graph) is replaced
+    const known = byId.get(nodes[i].part.id);
+    if (!known || nodes[known.index] !== known) byId.set(nodes[i].part.id, nodes[i]);
+  }
   let newerTokens = 0;
   for (let i = nodes.length - 1; i >= 0; i--) {
     const n = nodes[i];
