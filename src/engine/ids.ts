@@ -5,6 +5,7 @@
 import type { Graph, PartNode } from "../graph/graph.js";
 import type { SessionRuntime } from "./session.js";
 import type { SessionState } from "./state.js";
+import { setUndoable, type Undo } from "./render.js";
 
 export const ID_TAG = /\[acp:t[0-9a-z]+\]/g;
 export const tagOf = (id: string) => `[acp:${id}]`;
@@ -41,38 +42,38 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
   }
 }
 
-function tagOutput(n: PartNode, tag: string): void {
+function tagOutput(n: PartNode, tag: string, undo: Undo): void {
   const st = n.part.state;
-  if (n.part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(tag)) st.output = `${st.output}\n${tag}`;
+  if (n.part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(tag)) setUndoable(st, "output", `${st.output}\n${tag}`, undo);
 }
 
 /** Strips tags the model echoed into its own text. */
-function stripEchoes(graph: Graph): void {
+function stripEchoes(graph: Graph, undo: Undo): void {
   for (const m of graph.messages) {
     if (m?.info?.role !== "assistant" || !Array.isArray(m.parts)) continue;
     for (const p of m.parts) {
       if (p?.type !== "text" || typeof p.text !== "string" || !p.text.includes("[acp:")) continue;
       const stripped = p.text.replace(ID_TAG, "").replace(/[ \t]+\n/g, "\n");
-      if (stripped.trim().length > 0) p.text = stripped;
+      if (stripped.trim().length > 0) setUndoable(p, "text", stripped, undo);
     }
   }
 }
 
 /** Appends the id tags of the runtime's tagged parts and strips echoed ids. */
-export function renderIds(rt: SessionRuntime): void {
+export function renderIds(rt: SessionRuntime, undo: Undo = []): void {
   const nodes = rt.graph.nodes;
   for (const i of rt.tagged) {
     const n = nodes[i];
-    if (n?.tag) tagOutput(n, n.tag);
+    if (n?.tag) tagOutput(n, n.tag, undo);
   }
-  stripEchoes(rt.graph);
+  stripEchoes(rt.graph, undo);
 }
 
 /** The same from the state record alone, for a graph the runtime did not build (repeats). */
-export function renderIdsById(graph: Graph, state: SessionState): void {
+export function renderIdsById(graph: Graph, state: SessionState, undo: Undo = []): void {
   for (const [id, partId] of Object.entries(state.ids ?? {})) {
     const n = graph.byId.get(partId);
-    if (n) tagOutput(n, tagOf(id));
+    if (n) tagOutput(n, tagOf(id), undo);
   }
-  stripEchoes(graph);
+  stripEchoes(graph, undo);
 }

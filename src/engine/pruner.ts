@@ -6,7 +6,7 @@ import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, type CallResult } from "./phases.js";
-import { render, renderById } from "./render.js";
+import { render, renderById, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, type SessionState } from "./state.js";
@@ -178,8 +178,14 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
         const copy = buildGraph(messages);
-        renderById(copy, rt.state.decisions);
-        if (config.tool) renderIdsById(copy, rt.state);
+        const undo: Undo = [];
+        try {
+          renderById(copy, rt.state.decisions, undo);
+          if (config.tool) renderIdsById(copy, rt.state, undo);
+        } catch (e) {
+          for (let i = undo.length - 1; i >= 0; i--) undo[i]();
+          throw e;
+        }
         return;
       }
       rt.lastCall = { count: messages.length, lastId };
@@ -195,8 +201,14 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       state.calls++;
       state.sentUpTo = lastId;
       persist(rt); // before rendering: a failed write must leave the messages untouched
-      render(graph, rt.decided);
-      if (config.tool) renderIds(rt);
+      const undo: Undo = [];
+      try {
+        render(graph, rt.decided, undo);
+        if (config.tool) renderIds(rt, undo);
+      } catch (e) {
+        for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
+        throw e;
+      }
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
     } catch (e) {
       // Fail open: the request goes out unpruned rather than failing the user's turn; the

@@ -1,0 +1,447 @@
+// The replay harness of the property tests: a generated session is replayed call by call as the
+// host calls the transform hook (tests/engine/corpus-invariants.test.ts does the same on the
+// recorded corpus), with restarts from disk, repeated transforms, restores, compaction cuts and
+// reverts as the schedule says, and every invariant of docs/reliability.md is checked on every call.
+import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import type { AcpPruner } from "../../src/engine/pruner.js";
+import { compileCondition } from "../../src/engine/compile.js";
+import type { FactContext } from "../../src/engine/facts.js";
+import { stateFile, type SessionState } from "../../src/engine/state.js";
+import { buildGraph } from "../../src/graph/graph.js";
+import type { Message, Part } from "../../src/graph/types.js";
+import { deepCopy } from "../engine/session-gen.js";
+import { buildCalls, callLabel, callMessages, SKIP, type Call, type ScheduleSpec } from "./arbitraries.js";
+
+/**
+ * ACP_FUZZ_RUNS: generated sessions over the whole folder (default 150 for npm test; nightly:
+ * ACP_FUZZ_RUNS=10000). Each property takes its share.
+ */
+export const TOTAL_RUNS = Math.max(1, Number(process.env.ACP_FUZZ_RUNS ?? 150));
+export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.2, garbage: 0.1 } as const;
+export const runsFor = (k: keyof typeof SHARES) => Math.max(5, Math.round(TOTAL_RUNS * SHARES[k]));
+/** fast-check parameters; ACP_FUZZ_SEED (and ACP_FUZZ_PATH) replay a reported failure. */
+export const fcParams = <T = any>(numRuns: number): T => ({
+  numRuns,
+  ...(process.env.ACP_FUZZ_SEED ? { seed: Number(process.env.ACP_FUZZ_SEED) } : {}),
+  ...(process.env.ACP_FUZZ_PATH ? { path: process.env.ACP_FUZZ_PATH } : {}),
+  endOnFailure: process.env.ACP_FUZZ_NO_SHRINK === "1",
+}) as T;
+/** A test's timeout for `runs` runs of about `msPerRun` each. */
+export const timeoutFor = (runs: number, msPerRun: number) => Math.max(30_000, runs * msPerRun * 3);
+
+export interface ErrorRec {
+  where: string;
+  error: unknown;
+}
+
+/** Collects what pruners swallowed (their onError); the replay empties it call by call. */
+export class ErrorSink {
+  list: ErrorRec[] = [];
+  readonly onError = (error: unknown, where: string) => void this.list.push({ error, where });
+  take(): ErrorRec[] {
+    const l = this.list;
+    this.list = [];
+    return l;
+  }
+}
+
+/** Reuses a pruner for many sessions (createPruner costs ~40 ms of YAML and schema work). */
+export class PrunerPool {
+  private current?: AcpPruner;
+  private uses = 0;
+  constructor(private readonly make: () => AcpPruner, private readonly maxUses = 40) {}
+  get(): AcpPruner {
+    if (!this.current || this.uses >= this.maxUses) {
+      this.current = this.make();
+      this.uses = 0;
+    }
+    this.uses++;
+    return this.current;
+  }
+}
+
+export interface ReplaySetup {
+  label: string;
+  pruner: AcpPruner;
+  /** The main pruner's state folder (none: state in memory, no restart lane). */
+  stateDir?: string;
+  /** A restarted process: a fresh pruner on `dir`, which gets a copy of the main state file. */
+  restart?: { make: () => AcpPruner; dir: string };
+  /** Fault injection: called on call k's input just before the transform. Errors at that call are expected. */
+  inject?: { at: number; apply: (input: Message[]) => () => void };
+  sink: ErrorSink;
+}
+
+export interface ReplayStats {
+  calls: number;
+  decided: number;
+  restored: number;
+  repeats: number;
+  restartCalls: number;
+  tagged: number;
+  maxTagBytes: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** Decisions committed, by action (shows which actions the runs exercised). */
+  byAction: Record<string, number>;
+  faults: number;
+  faultsCaught: number;
+}
+
+export const newStats = (): ReplayStats => ({ calls: 0, decided: 0, restored: 0, repeats: 0, restartCalls: 0, tagged: 0, maxTagBytes: 0, bytesIn: 0, bytesOut: 0, byAction: {}, faults: 0, faultsCaught: 0 });
+
+const DROPPED = "<dropped>";
+const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+const clip = (s: string | undefined, n = 240) => (s === undefined ? "undefined" : s.length > n ? `${s.slice(0, n)}…(${s.length})` : s);
+const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+const ECHO = /\[acp:t[0-9a-z]+\]/g;
+
+/** The session id the engine uses for a history: the first message's that has one. */
+export const sessionOf = (messages: Message[]): string | undefined => messages.find((m) => m?.info?.sessionID)?.info.sessionID;
+
+/** A user message the provider receives (ignored-only notices are not turns). */
+const isUserMessage = (m: Message) => m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && p.ignored));
+
+/** The opt-in code-block collapse may replace fenced blocks only: all text outside them is kept, in order. */
+export function outsideFencesKept(before: string, after: string): boolean {
+  let at = 0;
+  for (const seg of before.split(/```[\w+-]*\n[\s\S]*?```/)) {
+    const k = after.indexOf(seg, at);
+    if (k < 0) return false;
+    at = k + seg.length;
+  }
+  return true;
+}
+
+/** Parts the preset's protect rules protect in this history (evaluated here, independently of the phases). */
+function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
+  const rules = pruner.resolved.rules.filter((r) => r.phase === "protect").map((r) => ({ test: compileCondition(r.when).test, params: r.params ?? {} }));
+  const config = { protectedTools: pruner.config.protectedTools, protectedFiles: pruner.config.protectedFiles };
+  return (messages) => {
+    const out = new Set<Part>();
+    if (rules.length === 0) return out;
+    const g = buildGraph(messages);
+    for (const n of g.nodes)
+      for (const r of rules) {
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined };
+        if (r.test(n, ctx)) {
+          out.add(n.part);
+          break;
+        }
+      }
+    return out;
+  };
+}
+
+const protectionCache = new WeakMap<AcpPruner, (messages: Message[]) => Set<Part>>();
+
+/** slot decisions as `id slot` → `rule@call`, to see which ones a call added. */
+function decisionSigs(state: SessionState): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [id, slots] of Object.entries(state.decisions)) for (const [slot, d] of Object.entries(slots ?? {})) if (d) out.set(`${id}\u0000${slot}`, `${d.rule}@${d.call}`);
+  return out;
+}
+
+interface Tracker {
+  /** First rendering of each decided raw part, with the decision signature it had then. */
+  rendered: Map<Part, { json: string; sig: string; call: number }>;
+  tags: Map<Part, string>;
+  restored: Map<string, number>;
+  decidedEver: Set<Part>;
+}
+
+/**
+ * Replays `raw` per `schedule`. Returns the violations (empty when every invariant holds);
+ * `stats` accumulates counts over runs.
+ */
+export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: ReplaySetup, stats: ReplayStats = newStats()): string[] {
+  const violations: string[] = [];
+  const seen = new Set<string>();
+  const fail = (key: string, msg: string) => {
+    if (seen.has(key) || violations.length >= 12) return;
+    seen.add(key);
+    violations.push(msg);
+  };
+  const { pruner: a, sink, label } = setup;
+  let protection = protectionCache.get(a);
+  if (!protection) protectionCache.set(a, (protection = protectionOf(a)));
+  const overrides = new Set(a.resolved.rules.filter((r) => r.then.overrideProtection === true).map((r) => r.id));
+  const actionOf = new Map(a.resolved.rules.map((r) => [r.id, r.then.action]));
+  const growth = new Set(a.resolved.rules.filter((r) => r.then.allowGrowth === true).map((r) => r.id));
+  const tool = a.config.enabled && a.config.tool;
+  const trackers = new Map<string, Tracker>();
+  const trackerOf = (sid: string) => {
+    let t = trackers.get(sid);
+    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), decidedEver: new Set() }));
+    return t;
+  };
+  const rawJson = new Map<Part, string>();
+  const jsonOf = (p: Part) => {
+    let j = rawJson.get(p);
+    if (j === undefined) rawJson.set(p, (j = JSON.stringify(p)));
+    return j;
+  };
+
+  const calls = buildCalls(raw, schedule);
+  const restartAt = schedule.restartAt === undefined ? -1 : schedule.restartAt % calls.length;
+  let b: AcpPruner | undefined;
+  const mainSid = sessionOf(raw);
+  const persistent = setup.stateDir !== undefined && mainSid !== undefined && stateFile(setup.stateDir, mainSid) !== undefined;
+  const sidsUsed = new Set<string>();
+
+  function runCall(k: number, call: Call, final: boolean): void {
+    const slice = callMessages(raw, call);
+    if (slice.length === 0) return;
+    const where = `${label} call ${k}${final ? " (after restoring all)" : ""} ${callLabel(call)}`;
+    const sid = sessionOf(slice);
+    if (sid) sidsUsed.add(sid);
+    const input = deepCopy(slice);
+    const inputJson = JSON.stringify(input);
+    const toRaw = new Map<object, Part>();
+    input.forEach((m, mi) => m.parts.forEach((p, pi) => toRaw.set(p, slice[mi].parts[pi])));
+    const before = sid ? decisionSigs(a.state(sid)) : new Map<string, string>();
+    sink.take();
+    stats.calls++;
+    const faulty = setup.inject !== undefined && setup.inject.at % calls.length === k && !final;
+    const disarm = faulty ? setup.inject!.apply(input) : undefined;
+    try {
+      a.transform(input);
+    } catch (e) {
+      fail("throw", `${where}: transform threw ${(e as Error)?.stack ?? e}`);
+      return;
+    } finally {
+      disarm?.();
+    }
+    const errors = sink.take();
+    const outJson = JSON.stringify(input);
+    stats.bytesIn += bytes(inputJson);
+    stats.bytesOut += bytes(outJson);
+    if (faulty) {
+      stats.faults++;
+      // fail-open: a swallowed error leaves the messages as they came
+      if (errors.length) {
+        stats.faultsCaught++;
+        const late = errors.some((e) => /\b(render|renderIds|stripEchoes|tagOutput|applySlots|applyPatch|applyDrops|saveState|persist)\b/.test(String((e.error as Error)?.stack)));
+        if (outJson !== inputJson && !(late && SKIP.has("late-fault"))) fail("fail-open", `${where}: after the injected fault (${errors.map((e) => `${e.where}: ${(e.error as Error)?.stack}`).join("; ")}) the messages were not passed through unchanged: ${firstDiff(inputJson, outJson)}`);
+        if (SKIP.has("fault-recovery")) stopped = true;
+        return;
+      }
+    }
+    if (errors.length) {
+      fail(`error ${errors[0].where}`, `${where}: the pruner swallowed an error in ${errors[0].where}: ${(errors[0].error as Error)?.stack ?? errors[0].error}`);
+      if (outJson !== inputJson) fail("fail-open", `${where}: after a swallowed error the messages were not passed through unchanged`);
+      return;
+    }
+    if (!sid) {
+      if (outJson !== inputJson) fail("no-session", `${where}: a history without a session id was changed`);
+      return;
+    }
+    const state = a.state(sid);
+    const tr = trackerOf(sid);
+    const after = decisionSigs(state);
+    const added: [string, string, string][] = [];
+    for (const [k2, v] of after) if (before.get(k2) !== v) added.push([...(k2.split("\u0000") as [string, string]), v.split("@")[0]]);
+    const tagOfPart = new Map<string, string>();
+    for (const [t, partId] of Object.entries(state.ids ?? {})) {
+      if (tagOfPart.has(partId)) fail(`id twice ${partId}`, `${where}: part ${partId} has two ids (${tagOfPart.get(partId)}, ${t})`);
+      tagOfPart.set(partId, t);
+    }
+    if (!tool && Object.keys(state.ids ?? {}).length) fail("ids-off", `${where}: ids assigned with the prune tool off`);
+
+    // Protection and pins hold for every decision this call added.
+    const prot = protection!(slice);
+    const protectedIds = new Set([...prot].map((p) => p.id));
+    for (const [id, slot, rule] of added) {
+      const action = actionOf.get(rule) ?? rule;
+      stats.byAction[action] = (stats.byAction[action] ?? 0) + 1;
+      if (protectedIds.has(id) && !overrides.has(rule)) fail(`protect ${id}`, `${where}: rule ${rule} decided ${slot} of protected part ${id}`);
+      if (tr.restored.has(id) && !(SKIP.has("pinned-collapse") && action === "collapse-code-blocks")) fail(`pinned ${id}`, `${where}: rule ${rule} decided ${slot} of part ${id}, restored at call ${tr.restored.get(id)}`);
+    }
+
+    // Messages: same count, same infos, parts a subsequence of the input's.
+    if (input.length !== slice.length) fail("msg-count", `${where}: ${slice.length} messages became ${input.length}`);
+    let lastUser = -1;
+    slice.forEach((m, mi) => isUserMessage(m) && (lastUser = mi));
+    for (let mi = 0; mi < Math.min(input.length, slice.length); mi++) {
+      const rm = slice[mi];
+      const om = input[mi];
+      if (JSON.stringify(om.info) !== JSON.stringify(rm.info)) fail(`info ${mi}`, `${where}: message ${mi} info changed`);
+      const role = rm.info?.role;
+      // map output parts back to raw parts
+      const present = new Map<Part, Part>();
+      let lastIndex = -1;
+      for (const op of om.parts) {
+        let r = toRaw.get(op);
+        if (!r) r = rm.parts.find((x) => typeof x === "object" && x !== null && x.id === op?.id && !present.has(x) && !om.parts.some((y) => toRaw.get(y) === x));
+        if (!r) {
+          fail(`extra ${mi}`, `${where}: message ${mi} has a part that is not in the input: ${clip(JSON.stringify(op))}`);
+          continue;
+        }
+        const idx = rm.parts.indexOf(r);
+        if (idx <= lastIndex) fail(`order ${mi}`, `${where}: message ${mi} parts reordered or doubled`);
+        lastIndex = idx;
+        present.set(r, op);
+      }
+      for (const r of rm.parts) {
+        if (!r || typeof r !== "object") continue;
+        const o = present.get(r);
+        const rj = jsonOf(r);
+        const rendered = o ? JSON.stringify(o) : DROPPED;
+        const id = typeof r.id === "string" ? r.id : undefined;
+        const slots = id !== undefined ? state.decisions[id] : undefined;
+        const decided = slots !== undefined && (slots.output !== undefined || slots.input !== undefined);
+        const pname = `${id ?? "(no id)"} (${r.type}${r.tool ? `:${r.tool}` : ""}, message ${mi})`;
+        // expected rendering without a decision: the input, model echoes of ids stripped
+        let expected = rj;
+        if (tool && role === "assistant" && r.type === "text" && typeof r.text === "string" && r.text.includes("[acp:")) {
+          const stripped = r.text.replace(ECHO, "").replace(/[ \t]+\n/g, "\n");
+          if (stripped.trim().length > 0) expected = JSON.stringify({ ...r, text: stripped });
+        }
+        // the id tag, if any, is an addition: comparisons remove it
+        let untagged = rendered;
+        const tag = id !== undefined ? tagOfPart.get(id) : undefined;
+        let shownTag: string | undefined;
+        if (o && tag && o.type === "tool" && isObject(o.state) && typeof o.state.output === "string" && o.state.output.endsWith(`\n[acp:${tag}]`)) {
+          shownTag = tag;
+          untagged = JSON.stringify({ ...o, state: { ...o.state, output: o.state.output.slice(0, -`\n[acp:${tag}]`.length) } });
+          if (untagged !== expected && rendered === expected) untagged = rendered; // the input already ended with the tag text
+          const tb = bytes(rendered) - bytes(untagged);
+          stats.tagged++;
+          stats.maxTagBytes = Math.max(stats.maxTagBytes, tb);
+          if (tb > 16) fail(`tag size ${id}`, `${where}: ${pname}: id tag adds ${tb} bytes`);
+          const rs = r.state;
+          const chars = isObject(rs) ? (isObject(rs.time) && rs.time.compacted ? 0 : typeof rs.output === "string" ? rs.output.length : (JSON.stringify(rs.output) ?? "").length) : 0;
+          if (!(r.type === "tool" && isObject(rs) && rs.status === "completed" && chars >= 400)) fail(`tag on ${id}`, `${where}: ${pname}: id tag on a part that is not a completed tool call with 400+ characters of output`);
+        }
+        if (shownTag) {
+          const first = tr.tags.get(r);
+          if (first !== undefined && first !== shownTag) fail(`tag change ${id}`, `${where}: ${pname}: id tag ${first} became ${shownTag}`);
+          tr.tags.set(r, shownTag);
+        } else if (tr.tags.has(r) && o && o.type === "tool" && isObject(o.state) && typeof o.state.output === "string") fail(`tag lost ${id}`, `${where}: ${pname}: id tag ${tr.tags.get(r)} no longer shown`);
+
+        // (a) decided parts render identically from call to call; undecided ones render as the input
+        if (decided) {
+          tr.decidedEver.add(r);
+          const sig = `${slots.output?.rule ?? ""}/${slots.input?.rule ?? ""}`;
+          const first = tr.rendered.get(r);
+          if (first && first.sig === sig && first.json !== rendered)
+            fail(`sticky ${id}`, `${where}: ${pname}: decided (${sig}) and rendered at call ${first.call} as ${clip(first.json)}, now ${clip(rendered)}`);
+          if (!first || first.sig !== sig) tr.rendered.set(r, { json: rendered, sig, call: k });
+        } else {
+          if (tr.rendered.has(r) && !(id !== undefined && tr.restored.has(id))) fail(`reappear ${id}`, `${where}: ${pname}: pruned at call ${tr.rendered.get(r)!.call}, its decision is gone without a restore`);
+          tr.rendered.delete(r);
+          if (untagged !== expected) fail(`undecided ${id}`, `${where}: ${pname}: changed without a decision: ${clip(expected)} → ${clip(untagged)}`);
+        }
+        // user text is byte-identical, but for the opt-in code-block collapse (fences only)
+        if (role === "user" && r.type === "text" && !r.synthetic && rendered !== rj) {
+          const d = slots?.output;
+          const fencesOnly = d?.action === "collapse-code-blocks" && o?.type === "text" && typeof o.text === "string" && typeof r.text === "string" && outsideFencesKept(r.text, o.text) && JSON.stringify({ ...o, text: r.text }) === rj;
+          if (!fencesOnly) fail(`user ${id}`, `${where}: ${pname}: user text ${clip(rj)} became ${clip(rendered)} (decision ${d?.rule ?? "none"})`);
+        }
+        // the current turn's reasoning is byte-identical
+        if (r.type === "reasoning" && mi > lastUser && rendered !== rj) fail(`reasoning ${id}`, `${where}: ${pname}: current-turn reasoning became ${clip(rendered)}`);
+        if (!o) continue;
+        // every tool call keeps its call and its result
+        if (r.type === "tool" && isObject(r.state)) {
+          const rs = r.state;
+          const os = o.state;
+          if (o.type !== "tool" || !isObject(os)) fail(`tool ${id}`, `${where}: ${pname}: tool part lost its type or state: ${clip(rendered)}`);
+          else {
+            if (os.status !== rs.status) fail(`status ${id}`, `${where}: ${pname}: status ${rs.status} → ${os.status}`);
+            if (o.callID !== r.callID || o.tool !== r.tool) fail(`call ${id}`, `${where}: ${pname}: callID or tool changed`);
+            if (isObject(rs.input) && !isObject(os.input)) fail(`input ${id}`, `${where}: ${pname}: call input lost`);
+            if (rs.status === "completed" && rs.output !== undefined && os.output === undefined) fail(`result ${id}`, `${where}: ${pname}: completed result lost`);
+            if (rs.status === "error" && rs.error !== undefined && (os.error === undefined || (Boolean(rs.error) && !os.error))) fail(`error ${id}`, `${where}: ${pname}: error result lost`);
+          }
+        }
+        // no empty text parts are created
+        const blank = (p: Part) => p.type === "text" && (typeof p.text !== "string" || p.text.trim() === "");
+        if (blank(o) && !blank(r)) fail(`empty ${id}`, `${where}: ${pname}: pruning left an empty text part (${clip(rendered)}), was ${clip(rj)}`);
+        // never larger than the input (id tag aside; comparison baselines may grow on purpose)
+        if (bytes(untagged) > bytes(rj)) {
+          const rules = [slots?.output?.rule, slots?.input?.rule].filter((x): x is string => x !== undefined);
+          const open = r.type === "tool" && isObject(r.state) && r.state.status !== "completed" && r.state.status !== "error";
+          if (!rules.some((x) => growth.has(x)) && !(open && SKIP.has("pending-output"))) fail(`grow ${id}`, `${where}: ${pname}: ${bytes(rj)} → ${bytes(untagged)} bytes (decisions: ${rules.join(", ") || "none"}): ${clip(untagged)}`);
+        }
+      }
+    }
+
+    // a transform of its own output changes nothing
+    if ((schedule.repeatMask >>> (k % 31)) & 1) {
+      stats.repeats++;
+      a.transform(input);
+      const again = JSON.stringify(input);
+      const errs = sink.take();
+      if (errs.length) fail("repeat error", `${where}: the repeated transform swallowed ${(errs[0].error as Error)?.stack ?? errs[0].error}`);
+      if (again !== outJson) fail("idempotent", `${where}: transforming the output again changed it: ${firstDiff(outJson, again)}`);
+    }
+    // a restarted process (state from disk) renders the same prompt
+    if (b) {
+      stats.restartCalls++;
+      const copy = deepCopy(slice);
+      b.transform(copy);
+      const errs = sink.take();
+      if (errs.length) fail("restart error", `${where}: the restarted pruner swallowed ${(errs[0].error as Error)?.stack ?? errs[0].error}`);
+      const j = JSON.stringify(copy);
+      if (j !== outJson) fail("restart", `${where}: the restarted pruner (from call ${restartAt}) renders differently: ${firstDiff(outJson, j)}`);
+    }
+  }
+
+  let stopped = false;
+  for (let k = 0; k < calls.length && !stopped; k++) {
+    if (k === restartAt && setup.restart && persistent) {
+      // every session id the calls used so far (a compaction or revert can change the first message)
+      for (const sid of new Set([mainSid!, ...sidsUsed])) {
+        const from = stateFile(setup.stateDir!, sid);
+        const to = stateFile(setup.restart.dir, sid);
+        if (!from || !to) continue;
+        rmSync(to, { force: true });
+        if (existsSync(from)) copyFileSync(from, to);
+      }
+      b = setup.restart.make();
+    }
+    runCall(k, calls[k], false);
+    for (const r of schedule.restores) {
+      if (r.at % calls.length !== k || !mainSid) continue;
+      const ids = Object.keys(a.state(mainSid).decisions).sort();
+      if (!ids.length) continue;
+      const id = ids[r.pick % ids.length];
+      if (!a.restore(mainSid, id)) fail(`restore ${id}`, `${label} after call ${k}: restore(${id}) returned false for a decided part`);
+      b?.restore(mainSid, id);
+      trackerOf(mainSid).restored.set(id, k);
+      stats.restored++;
+    }
+  }
+  // restore everything: every part renders as the input again
+  if (mainSid && !stopped) {
+    const ids = Object.keys(a.state(mainSid).decisions);
+    for (const id of ids) {
+      if (!a.restore(mainSid, id)) fail(`restore ${id}`, `${label}: restore(${id}) returned false for a decided part`);
+      b?.restore(mainSid, id);
+      trackerOf(mainSid).restored.set(id, calls.length);
+    }
+    stats.restored += ids.length;
+    const last = calls[calls.length - 1];
+    runCall(calls.length, last, true);
+    // the restored parts have no decision now: runCall checked they render as the input
+  }
+  for (const t of trackers.values()) stats.decided += t.decidedEver.size;
+  for (const dir of [setup.stateDir, setup.restart?.dir])
+    for (const sid of new Set([...(mainSid ? [mainSid] : []), ...sidsUsed])) {
+      const f = dir ? stateFile(dir, sid) : undefined;
+      if (f) rmSync(f, { force: true });
+    }
+  return violations;
+}
+
+/** Where two JSON texts first differ, with context. */
+export function firstDiff(a: string, b: string): string {
+  let k = 0;
+  while (k < a.length && a[k] === b[k]) k++;
+  const win = (s: string) => JSON.stringify(s.slice(Math.max(0, k - 80), k + 120));
+  return `at char ${k}: ${win(a)} vs ${win(b)}`;
+}
+
+/** Temp folders in memory where there is one (state is written on every call). */
+export const TMP = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();

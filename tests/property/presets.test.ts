@@ -1,0 +1,74 @@
+// Every preset (and the comparison baselines), under four configurations, on generated sessions
+// replayed call by call: every invariant of docs/reliability.md on every call.
+// Runs: ACP_FUZZ_RUNS (default small; nightly: ACP_FUZZ_RUNS=10000 npx vitest run tests/property).
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fc, test } from "@fast-check/vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPruner, type AcpPruner } from "../../src/engine/pruner.js";
+import type { AcpConfig } from "../../src/rules/types.js";
+import { buildSession, flagsFromEnv, scheduleArb, sessionSpecArb } from "./arbitraries.js";
+import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";
+
+const baseline = (f: string) => fileURLToPath(new URL(`../../presets/baselines/${f}`, import.meta.url));
+const PRESETS = ["compact", "balanced", "verbose", baseline("mask10.yaml"), baseline("native.yaml")];
+const VARIANTS: Partial<AcpConfig>[] = [
+  {},
+  { tool: false, commit: { minTokens: 0 } },
+  { commit: { minTokens: 500, pressureTokens: 3000, breakEven: 0 }, protectedTools: ["bash", "todowrite", "write"], protectedFiles: ["src/a.ts", "**/.env"] },
+  { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [] },
+];
+
+const sink = new ErrorSink();
+const root = mkdtempSync(join(TMP, "acp-prop-presets-"));
+const pools = new Map<string, { dir: string; a: PrunerPool; bDir: string; b: PrunerPool }>();
+function lanes(p: number, v: number) {
+  const key = `${p}-${v}`;
+  let l = pools.get(key);
+  if (!l) {
+    const make = (stateDir: string) => (): AcpPruner => createPruner({ preset: PRESETS[p], config: VARIANTS[v], stateDir, onError: sink.onError });
+    const dir = join(root, key);
+    const bDir = join(root, `${key}-restart`);
+    mkdirSync(bDir, { recursive: true });
+    pools.set(key, (l = { dir, a: new PrunerPool(make(dir)), bDir, b: new PrunerPool(make(bDir)) }));
+  }
+  return l;
+}
+
+const RUNS = runsFor("presets");
+const stats = newStats();
+let runs = 0;
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  console.log(`presets: ${runs} sessions, ${JSON.stringify(stats)}`);
+});
+
+describe("presets on generated sessions", () => {
+  it("every preset loads without problems", () => {
+    for (const preset of PRESETS) expect(createPruner({ preset }).problems.filter((x) => x.severity === "error")).toEqual([]);
+  });
+
+  test.prop([fc.nat(PRESETS.length - 1), fc.nat(VARIANTS.length - 1), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(RUNS))(
+    "replayed call by call, every invariant holds on every call",
+    (p, v, spec, schedule) => {
+      runs++;
+      const l = lanes(p, v);
+      const messages = buildSession(spec);
+      const violations = replayAndCheck(messages, schedule, { label: `${PRESETS[p].replace(/.*\//, "")}/v${v}`, pruner: l.a.get(), stateDir: l.dir, restart: { make: () => l.b.get(), dir: l.bDir }, sink }, stats);
+      expect(violations, violations.join("\n")).toEqual([]);
+    },
+    timeoutFor(RUNS, 60),
+  );
+
+  it("the replays were not vacuous", () => {
+    expect(stats.calls).toBeGreaterThan(RUNS);
+    if (RUNS >= 50) {
+      expect(stats.decided).toBeGreaterThan(0);
+      expect(stats.restored).toBeGreaterThan(0);
+      expect(stats.repeats).toBeGreaterThan(0);
+      expect(stats.restartCalls).toBeGreaterThan(0);
+      expect(stats.tagged).toBeGreaterThan(0);
+    }
+  });
+});

@@ -1,0 +1,199 @@
+// Minimal counterexamples the property tests found, shrunk by fast-check and written out by hand.
+// Each fails until the engine is fixed; the seed and the property that found it are given.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPruner } from "../../src/engine/pruner.js";
+import type { Message } from "../../src/graph/types.js";
+import { TMP } from "./invariants.js";
+
+const sid = "ses_regression";
+const made: string[] = [];
+const tmp = (p: string) => {
+  const dir = mkdtempSync(join(TMP, p));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const types = (ms: Message[]) => ms.map((m) => m.parts.map((p) => p.type));
+
+describe("duplicate part ids (presets.test.ts, seed 1990296199: odd shape dupParts)", () => {
+  // A user text part and an assistant step-start share an id. Decisions are keyed by part id, so
+  // the engine leaves a part alone when an earlier part has the same id: nothing is dropped, and a
+  // live and a restarted process render the same thing (before the fix, the step-start's drop
+  // decision emptied the user message after a restart).
+  const history = (): Message[] => [
+    { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_same", sessionID: sid, messageID: "msg_1", type: "text", text: "hello" }] },
+    { info: { id: "msg_2", sessionID: sid, role: "assistant" }, parts: [{ id: "prt_same", sessionID: sid, messageID: "msg_2", type: "step-start" }, { id: "prt_t", sessionID: sid, messageID: "msg_2", type: "text", text: "answer" }] },
+  ];
+
+  it("a restarted process renders what the live one rendered (and never drops user text)", () => {
+    const dir = tmp("acp-reg-dup-");
+    const live = createPruner({ preset: "balanced", stateDir: dir });
+    const first = history();
+    live.transform(first);
+    expect(types(first)).toEqual([["text"], ["step-start", "text"]]);
+    const restarted = createPruner({ preset: "balanced", stateDir: dir });
+    const again = history();
+    restarted.transform(again);
+    expect(types(again)).toEqual([["text"], ["step-start", "text"]]);
+  });
+
+  it("a part sharing an earlier part's id is never decided, so there is nothing to restore", () => {
+    const p = createPruner({ preset: "balanced" });
+    p.transform(history().slice(0, 1));
+    const before = history();
+    p.transform(before);
+    expect(types(before)).toEqual([["text"], ["step-start", "text"]]);
+    expect(p.restore(sid, "prt_same")).toBe(false);
+  });
+});
+
+describe("distill with a whitespace-only summary (random-rules.test.ts, seed -824839102)", () => {
+  it("creates no blank text part", () => {
+    const dir = tmp("acp-reg-distill-");
+    const file = join(dir, "rules.yaml");
+    // `summary` has minLength 1 in the action's option schema, so " " loads without a problem
+    writeFileSync(file, `rules:\n  fz-1:\n    phase: age\n    description: distill open parts\n    when: { fact: terminal, operator: equal, value: false }\n    then: { action: distill, summary: " " }\n`);
+    const p = createPruner({ preset: "compact", rules: [file], config: { tool: false, commit: { minTokens: 0, pressureTokens: 0, breakEven: 0 } } });
+    expect(p.problems.filter((x) => x.severity === "error")).toEqual([]);
+    const text = Array.from({ length: 71 }, (_, i) => `${String(i + 1).padStart(5)}\t`).join("\n");
+    const history: Message[] = [
+      { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_1", sessionID: sid, messageID: "msg_1", type: "text", text: "go" }] },
+      { info: { id: "msg_2", sessionID: sid, role: "assistant" }, parts: [{ id: "prt_2", sessionID: sid, messageID: "msg_2", type: "text", text }] },
+      { info: { id: "msg_3", sessionID: sid, role: "user" }, parts: [{ id: "prt_3", sessionID: sid, messageID: "msg_3", type: "text", text: "next" }] },
+    ];
+    p.transform(history);
+    const part = history[1].parts[0];
+    // actual: " " — a text part the host drops as empty (the assistant message loses its text)
+    expect(part.type === "text" && (part.text ?? "").trim().length > 0).toBe(true);
+  });
+});
+
+describe("restore of a collapsed user code block (random-rules.test.ts, seed -939586878)", () => {
+  it("sticks: the restored user text is not collapsed again", () => {
+    // untouchable() in phases.ts returns for user text before it checks state.pinned, so
+    // collapse-code-blocks (the one rule allowed on user text) ignores a restore.
+    let n = 0;
+    const user = (text: string): Message => ({ info: { id: `msg_${++n}`, sessionID: sid, role: "user" }, parts: [{ id: `prt_${n}`, sessionID: sid, messageID: `msg_${n}`, type: "text", text }] });
+    const code = "Please look:\n```ts\n" + "const value = compute(input);\n".repeat(12) + "```\nthanks";
+    const history = [user(code), ...Array.from({ length: 6 }, (_, i) => user(`turn ${i}`))];
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } } });
+    const first = structuredClone(history);
+    p.transform(first);
+    expect(first[0].parts[0].text).toBe("Please look:\n[Code block: ts, 12 lines]\nthanks");
+    expect(p.restore("ses_regression", "prt_1")).toBe(true);
+    const second = structuredClone(history);
+    p.transform(second);
+    // actual: collapsed again in the same call
+    expect(second[0].parts[0].text).toBe(code);
+  });
+});
+
+describe("output actions on a pending tool call (random-rules.test.ts, seed -1518825276)", () => {
+  it("do not grow the part: the host sends pending and running calls as interrupted whatever their output", () => {
+    const dir = tmp("acp-reg-pending-");
+    const file = join(dir, "rules.yaml");
+    writeFileSync(file, `rules:\n  fz-1:\n    phase: age\n    description: clear edits\n    when: { fact: tool, operator: in, value: [edit] }\n    then: { action: clear, text: "·" }\n`);
+    // protectedTools: [] — edit is protected by default
+    const p = createPruner({ preset: "compact", rules: [file], config: { tool: false, protectedTools: [], commit: { minTokens: 0, pressureTokens: 0, breakEven: 0 } } });
+    const history: Message[] = [
+      { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_1", sessionID: sid, messageID: "msg_1", type: "text", text: "go" }] },
+      { info: { id: "msg_2", sessionID: sid, role: "assistant" }, parts: [{ id: "prt_2", sessionID: sid, messageID: "msg_2", type: "tool", tool: "edit", callID: "call_1", state: { status: "pending", input: { filePath: "src/a.ts", oldString: "a", newString: "b" }, raw: "" } }] },
+      { info: { id: "msg_3", sessionID: sid, role: "user" }, parts: [{ id: "prt_3", sessionID: sid, messageID: "msg_3", type: "text", text: "next" }] },
+    ];
+    const before = JSON.stringify(history[1].parts[0]);
+    p.transform(history);
+    // actual: state.output "·" is added to the pending call (toolResultText counts the pending
+    // call as its 32-char interrupted text, so the patch looks like a saving); the host ignores it
+    expect(JSON.stringify(history[1].parts[0])).toBe(before);
+  });
+});
+
+describe("fail-open (fail-open.test.ts)", () => {
+  const out = (l: string) => Array.from({ length: 300 }, (_, i) => `${i} ${l} ${"x".repeat(40)}`).join("\n");
+  const tool = (id: string, o: string) => ({ id, sessionID: sid, messageID: `m_${id}`, type: "tool", tool: "bash", callID: `c_${id}`, state: { status: "completed", input: { command: "ls" }, output: out(o), title: "", metadata: {}, time: { start: 1, end: 2 } } });
+  const lsTwice = (): Message[] => [
+    { info: { id: "m1", sessionID: sid, role: "user" }, parts: [{ id: "p1", sessionID: sid, messageID: "m1", type: "text", text: "go" }] },
+    { info: { id: "m2", sessionID: sid, role: "assistant" }, parts: [tool("p2", "a")] },
+    { info: { id: "m3", sessionID: sid, role: "assistant" }, parts: [tool("p3", "b")] },
+  ];
+
+  it("a state folder that cannot be written: an error reported from transform means the messages are unchanged", () => {
+    // actual: saveState throws after render has pruned the messages; transform's catch reports it
+    // as a transform error and the half-processed (here: fully pruned) messages go out
+    const dir = tmp("acp-reg-rostate-");
+    const file = join(dir, "not-a-folder");
+    writeFileSync(file, "x");
+    const errors: string[] = [];
+    const pruner = createPruner({ preset: "balanced", stateDir: join(file, "state"), onError: (_e, where) => errors.push(where) });
+    const history = lsTwice();
+    const before = JSON.stringify(history);
+    expect(() => pruner.transform(history)).not.toThrow();
+    expect(errors.length).toBeGreaterThan(0);
+    if (errors.includes("transform")) expect(JSON.stringify(history)).toBe(before);
+  });
+
+  it("an error after render started (seed -1831984854, fault in stripEchoes): the messages are unchanged", () => {
+    // Any exception between the first mutation (render) and the end of transform leaves the
+    // messages half-processed: here a read of message.info that throws once, during renderIds.
+    const history = lsTwice();
+    const before = JSON.stringify(history);
+    let reads = 0;
+    const m3 = history[2] as unknown as Record<string, unknown>;
+    const info = m3.info;
+    const errors: string[] = [];
+    const pruner = createPruner({ preset: "balanced", onError: (_e, where) => errors.push(where) });
+    Object.defineProperty(m3, "info", { enumerable: true, configurable: true, get: () => { if (++reads === 3) throw new Error("injected fault"); return info; } });
+    pruner.transform(history);
+    expect(errors).toEqual(["transform"]);
+    // actual: p2 is already superseded when the fault hits
+    expect(JSON.stringify(history)).toBe(before);
+  });
+
+  it("after a swallowed error the session recovers: restore works on the later calls (seed -1062704026)", () => {
+    // buildGraph reuses the previous graph's byId map and adds the new nodes to it in place; when
+    // the call then fails, those nodes stay in the runtime's graph.byId, and the next calls look up
+    // (and restore) stale nodes: restore clears the slots of a dead node, the live one stays dropped.
+    const P = (id: string, m: string, type: string, extra = {}) => ({ id, sessionID: sid, messageID: m, type, ...extra });
+    const hist = (): Message[] => [
+      { info: { id: "m1", sessionID: sid, role: "user" }, parts: [P("p1", "m1", "text", { text: "go" })] },
+      { info: { id: "m2", sessionID: sid, role: "assistant" }, parts: [P("p2", "m2", "step-start"), P("p3", "m2", "text", { text: "ok" }), P("p4", "m2", "step-finish")] },
+      { info: { id: "m3", sessionID: sid, role: "assistant" }, parts: [P("p5", "m3", "step-start"), P("p6", "m3", "step-finish")] },
+    ];
+    const errors: string[] = [];
+    const p = createPruner({ preset: "compact", onError: (_e, where) => errors.push(where) });
+    p.transform(hist().slice(0, 1));
+    const faulty = hist().slice(0, 2);
+    const part = faulty[1].parts[0] as unknown as Record<string, unknown>;
+    let reads = 0;
+    let type = part.type;
+    Object.defineProperty(part, "type", { enumerable: true, configurable: true, get: () => { if (++reads === 3) throw new Error("injected fault"); return type; }, set: (v) => (type = v) });
+    p.transform(faulty);
+    expect(errors).toEqual(["transform"]);
+    p.transform(hist());
+    for (const id of Object.keys(p.state(sid).decisions)) p.restore(sid, id);
+    const after = hist();
+    p.transform(after);
+    // actual: [["p1"], ["p3"], ["p5", "p6"]] — p2 and p4 stay dropped without a decision
+    expect(after.map((m) => m.parts.map((x) => x.id))).toEqual([["p1"], ["p2", "p3", "p4"], ["p5", "p6"]]);
+  });
+});
+
+describe("a message with very many parts (huge shapes, targeted)", () => {
+  it("dropping one part of a 250,000-part message keeps the others (or fails open)", () => {
+    // applyDrops in render.ts empties the parts array, then refills it with
+    // message.parts.push(...kept): past ~120k arguments the spread throws RangeError after the
+    // array was emptied, transform swallows it, and the message goes out with no parts at all.
+    const parts: Message["parts"] = [{ id: "pa", sessionID: sid, messageID: "m2", type: "step-start" }];
+    for (let i = 0; i < 250_000; i++) parts.push({ id: `p${i}`, sessionID: sid, messageID: "m2", type: "text", text: "a" });
+    const history: Message[] = [
+      { info: { id: "m1", sessionID: sid, role: "user" }, parts: [{ id: "p0", sessionID: sid, messageID: "m1", type: "text", text: "go" }] },
+      { info: { id: "m2", sessionID: sid, role: "assistant" }, parts },
+    ];
+    const errors: string[] = [];
+    createPruner({ preset: "balanced", onError: (e) => errors.push((e as Error).message) }).transform(history);
+    // actual: errors ["Maximum call stack size exceeded"], history[1].parts.length 0
+    expect(history[1].parts.length).toBe(errors.length ? 250_001 : 250_000);
+  }, 60_000);
+});
