@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { assistant, bigText, replay, SID, toolPart, user } from "../helpers/session.js";
 
-const immediate = { commit: { minTokens: 0 }, tool: false };
+// Engine mechanics (supersede, stickiness, batching, restart) through the supersede-only preset: the
+// default preset's turn-boundary rules (stale-read, stale-shell-output) would clear these outputs first.
+const immediate = { preset: "verbose", commit: { minTokens: 0 }, tool: false };
 
 describe("createPruner", () => {
   it("turns an older read of the same file into a breadcrumb naming the call", () => {
@@ -73,7 +75,7 @@ describe("createPruner", () => {
       user("and"),
       assistant([], "thinking"),
     ];
-    const batched = createPruner({ config: { commit: { minTokens: 1_000_000, breakEven: 0 }, tool: false } });
+    const batched = createPruner({ config: { preset: "verbose", commit: { minTokens: 1_000_000, breakEven: 0 }, tool: false } });
     const calls = replay(history, (m) => batched.transform(m));
     const withA1 = calls.filter((c) => toolPart(c, "prt_a1"));
     expect(withA1.length).toBeGreaterThan(1);
