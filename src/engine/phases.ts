@@ -2,7 +2,7 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { TERMINAL, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
+import { TERMINAL, textOf, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { patchChars, slotChars } from "./render.js";
@@ -34,6 +34,16 @@ interface Wanted {
 interface Candidate {
   patch: Patch;
   tokens: number;
+}
+
+/** Characters of a part the provider receives (output or text, plus a tool call's input); cached per node. */
+const inputChars = new WeakMap<PartNode, number>();
+export function sentChars(n: PartNode): number {
+  const text = typeof n.part.text === "string" ? n.part.text.length : 0;
+  if (n.part.type !== "tool") return n.outputChars + text;
+  let input = inputChars.get(n);
+  if (input === undefined) inputChars.set(n, (input = textOf(n.part.state?.input ?? {}).length));
+  return n.outputChars + text + input;
 }
 
 function candidateFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by?: PartNode): Candidate | undefined {
@@ -169,9 +179,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const now: Wanted[] = [];
     const later: Wanted[] = [];
     for (const w of list) (w.node.msgIndex > sentIdx || w.rule.spec.commit === "immediate" ? now : later).push(w);
+    // Behind a prefix break the provider re-caches anyway: pending changes there are free.
+    const breakAt = reasoningBreak(sentIdx);
+    if (breakAt < Infinity) for (let i = later.length - 1; i >= 0; i--) if (later[i].node.index >= breakAt) now.push(...later.splice(i, 1));
     const pendingTokens = later.reduce((s, w) => s + w.tokens, 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens))) now.push(...later.splice(0));
+    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens, breakAt))) now.push(...later.splice(0));
     for (const w of now) {
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls };
       if (w.by) d.by = w.by;
@@ -186,13 +199,36 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     return { committed: now.length, pending: later.length, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
   }
 
-  /** Cache break-even: is freeing `freed` tokens worth re-caching everything after the first edit? */
-  function paysOff(list: Wanted[], freed: number): boolean {
+  /**
+   * Cache break-even: is freeing `freed` tokens worth re-caching everything from the first edit up
+   * to `end` (the prefix break, or the end of the prompt)? Tool inputs are re-cached too.
+   */
+  function paysOff(list: Wanted[], freed: number, end: number): boolean {
     if (!(policy.breakEven > 0) || freed <= 0) return false;
-    const first = Math.min(...list.map((w) => w.node.index));
+    let first = nodes.length;
+    for (const w of list) if (w.node.index < first) first = w.node.index;
     let after = 0;
-    for (let i = first; i < nodes.length; i++) after += nodes[i].outputChars + (typeof nodes[i].part.text === "string" ? nodes[i].part.text!.length : 0);
+    for (let i = first; i < Math.min(end, nodes.length); i++) after += sentChars(nodes[i]);
     return freed * Math.max(1, state.calls) >= policy.breakEven * tokensOf(after);
+  }
+
+  /**
+   * Providers drop the reasoning of turns before the last user message. On the first call after a
+   * new user message the cached prefix therefore ends at the previous turn's first reasoning part:
+   * its node index, or Infinity when there is no such break on this call.
+   */
+  function reasoningBreak(sentIdx: number): number {
+    const msgs = graph.messages;
+    if (sentIdx < 0 || graph.lastUserMsgIndex <= sentIdx) return Infinity;
+    let sentTurn = -1; // the turn the last call ended in: its reasoning was sent then, dropped now
+    for (let i = nodes.length - 1; i >= 0 && sentTurn < 0; i--) if (nodes[i].msgIndex <= sentIdx) sentTurn = nodes[i].turn;
+    for (const n of nodes) {
+      if (n.msgIndex > sentIdx) break;
+      if (n.turn !== sentTurn || n.part.type !== "reasoning" || !n.part.text) continue;
+      const info = msgs[n.msgIndex]?.info;
+      if (info?.role === "assistant" && (!info.error || (info.error as { name?: string }).name === "MessageAbortedError")) return n.index;
+    }
+    return Infinity;
   }
 
   function sentMessageIndex(): number {

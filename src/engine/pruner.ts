@@ -5,22 +5,17 @@ import { defaultConfig, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
-import { evaluateProtection, runPhases, type CallResult } from "./phases.js";
+import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
 import { render, renderById, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, type SessionState } from "./state.js";
 import { assignIds, renderIds, renderIdsById } from "./ids.js";
+import { introIndex, renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, type ManualRequest } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
-
-/** Added to the system prompt when the prune tool is on; kept short (it is sent on every call). */
-export const SYSTEM_PROMPT = [
-  "Context pruning (opencode-acp): larger tool outputs end with an id like [acp:t1a]. Call context_prune to discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore them.",
-  "Older duplicate outputs are replaced by a note naming the call; re-run it if you need it. Never write [acp:…] ids yourself.",
-].join("\n");
 
 /** Minimum output size worth an id: tagging tiny outputs would cost more than pruning them saves. */
 const ID_MIN_CHARS = 400;
@@ -103,6 +98,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   const sessions = new Map<string, SessionRuntime>();
   const last = new Map<string, CallResult & { sessionID: string }>();
   const onError = options.onError ?? (() => {});
+  /** Ids and instructions wait until the prompt is large enough to have something to prune. */
+  const deferIds = config.tool && config.idsFromTokens > 0;
 
   function runtime(sessionID: string): SessionRuntime {
     let rt = sessions.get(sessionID);
@@ -167,11 +164,24 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return tokensOf(chars);
   }
 
+  /** The prompt as the last call rendered it: what context pressure is about. */
+  function renderedTokens(rt: SessionRuntime): number {
+    let chars = 0;
+    for (const n of rt.graph.nodes) chars += sentChars(n);
+    let saved = 0;
+    for (const i of rt.decided) {
+      const slots = rt.graph.nodes[i]?.slots;
+      if (slots) saved += (slots.output?.tokens ?? 0) + (slots.input?.tokens ?? 0);
+    }
+    return Math.max(0, tokensOf(chars) - saved);
+  }
+
   function transform(messages: Message[]): void {
     if (!config.enabled || !Array.isArray(messages) || messages.length === 0) return;
     try {
       const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
       if (!sessionID) return;
+      if (deferIds) stripIntro(messages);
       const rt = runtime(sessionID);
       const lastId = messages[messages.length - 1]?.info?.id;
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
@@ -182,6 +192,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         try {
           renderById(copy, rt.state.decisions, undo);
           if (config.tool) renderIdsById(copy, rt.state, undo);
+          if (deferIds) renderIntro(messages, rt.state, undo);
         } catch (e) {
           for (let i = undo.length - 1; i >= 0; i--) undo[i]();
           throw e;
@@ -194,9 +205,13 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const seenBefore = rt.processed;
       const rebuilt = rt.update(graph);
       if (rt.replayManual) replayManualCalls(rt, messages);
-      const tokens = resolved.commit.pressureTokens > 0 ? promptTokens(graph) : 0;
+      const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
       const result = runPhases(rt, resolved.commit, tokens);
-      if (config.tool) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => idEligible(rt, n));
+      if (config.tool) {
+        if (deferIds) updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph));
+        const idsFrom = deferIds ? introIndex(graph, rt.state) : 0;
+        if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
+      }
       const state = rt.state;
       state.calls++;
       state.sentUpTo = lastId;
@@ -205,6 +220,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       try {
         render(graph, rt.decided, undo);
         if (config.tool) renderIds(rt, undo);
+        if (deferIds) renderIntro(messages, rt.state, undo);
       } catch (e) {
         for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
         throw e;
@@ -227,7 +243,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     problems,
     config,
     transform,
-    systemPrompt: () => (config.enabled && config.tool ? SYSTEM_PROMPT : ""),
+    systemPrompt: () => (config.enabled && config.tool && !deferIds ? SYSTEM_PROMPT : ""),
     explain(sessionID: string): ExplainEntry[] {
       // runtime() loads the state from disk: a new process (/acp stats after a restart) sees it too.
       const rt = runtime(sessionID);

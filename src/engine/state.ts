@@ -33,6 +33,8 @@ export interface SessionState {
   pinned?: Record<string, true>;
   /** Short ids the model cites → part ids (derived from the part ids, see ids.ts). */
   ids?: Record<string, string>;
+  /** The message after which the tool's instructions are inserted (deferred until the prompt is large). */
+  introAt?: string;
   /** Prune requests from the model, applied in the manual phase. */
   manual?: Record<string, ManualEntry>;
 }
@@ -139,6 +141,10 @@ export function mergeState(ours: SessionState, disk: SessionState): boolean {
     }
   // A restore anywhere wins over rule decisions made elsewhere before it.
   for (const k of Object.keys(ours.pinned ?? {})) if (ours.decisions[k] && ours.decisions[k].output?.rule !== "manual") delete ours.decisions[k];
+  if (ours.introAt === undefined && disk.introAt !== undefined) {
+    ours.introAt = disk.introAt;
+    changed = true;
+  }
   ours.calls = Math.max(ours.calls, disk.calls);
   return changed;
 }

@@ -29,6 +29,7 @@ export const defaultConfig = (): AcpConfig => {
     debug: false,
     pruneNotification: "minimal",
     tool: true,
+    idsFromTokens: 20000,
     ...structuredClone(d),
   } as AcpConfig;
 };

@@ -79,6 +79,11 @@ export interface AcpConfig {
   /** Ignored chat message after a turn that pruned something (never sent to the model). */
   pruneNotification: "off" | "minimal" | "detailed";
   tool: boolean;
+  /**
+   * Prompt size (tokens) from which outputs get ids and the tool's instructions appear, as a
+   * message in the unsent tail; 0 puts the instructions in the system prompt from the first call.
+   */
+  idsFromTokens: number;
   /** Reminder to keep the todo list current; counts model calls (see src/host/reminders.ts). */
   todoReminder?: Partial<TodoReminderConfig>;
   /** Periodic reflection prompt once the user has written "automata". */

@@ -26,7 +26,7 @@ describe("/acp commands in the real host", () => {
     ws = await createWorkspace({
       files: { "notes.txt": `${NOTES}\n` },
       plugins: [ACP_PLUGIN],
-      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 } }) },
+      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 }, idsFromTokens: 0 }) },
     });
   });
   afterAll(async () => ws?.dispose());
@@ -120,7 +120,7 @@ describe("/acp commands in one long-lived host (serve + attach)", () => {
     ws = await createWorkspace({
       files: { "notes.txt": `${NOTES}\n` },
       plugins: [ACP_PLUGIN],
-      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 } }) },
+      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 }, idsFromTokens: 0 }) },
     });
     server = await ws.serve();
   }, RUN_TIMEOUT);

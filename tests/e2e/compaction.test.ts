@@ -34,7 +34,7 @@ describe("host auto-compaction with the plugin loaded", () => {
       files: { "big.txt": `${BIG}\n` },
       plugins: [ACP_PLUGIN],
       contextLimit: 20_000, // usable = 20000 - 4096 output tokens
-      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 } }) },
+      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 }, idsFromTokens: 0 }) },
     });
     ws.model.auxiliary = (req) => (isCompactionRequest(req) ? { text: SUMMARY } : undefined);
   });

@@ -30,7 +30,8 @@ describe("protected outputs and context_prune in the real host", () => {
 
   beforeAll(async () => {
     if (!fs.existsSync(ACP_PLUGIN)) throw new Error(`${ACP_PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
-    ws = await createWorkspace({ files: { ".env": `${ENV}\n`, "big.txt": `${BIG}\n` }, plugins: [ACP_PLUGIN] });
+    // ids from the first call (the default waits for a 20K-token prompt)
+    ws = await createWorkspace({ files: { ".env": `${ENV}\n`, "big.txt": `${BIG}\n` }, plugins: [ACP_PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 0 }) } });
   });
   afterAll(async () => ws?.dispose());
 
@@ -65,7 +66,7 @@ describe("protected outputs and context_prune in the real host", () => {
   it("after the user protects the file, a discard by its id is refused with the documented message", async () => {
     expect(bigId).toBeDefined();
     // The global config dir is seeded by the harness, so writing there starts no npm install.
-    fs.writeFileSync(path.join(ws.home, ".config", "opencode", "acp.jsonc"), JSON.stringify({ protectedFiles: ["**/big.txt"] }));
+    fs.writeFileSync(path.join(ws.home, ".config", "opencode", "acp.jsonc"), JSON.stringify({ idsFromTokens: 0, protectedFiles: ["**/big.txt"] }));
     ws.model.enqueue(
       (req) => {
         // the id is still shown on the output (ids are never reassigned); the model uses it

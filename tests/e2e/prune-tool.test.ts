@@ -52,6 +52,8 @@ describe("context_prune in the real host: discard, distill, replace, restore", (
     ws = await createWorkspace({
       files: { "alpha.txt": ALPHA, "beta.txt": BETA, "gamma.txt": GAMMA },
       plugins: [PLUGIN],
+      // ids and instructions from the first call (the default waits for a 20K-token prompt)
+      globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 0 }) },
     });
   });
   afterAll(async () => ws?.dispose());

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPruner } from "../../src/engine/pruner.js";
+import { isIntroPart } from "../../src/engine/intro.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { callIndexes, corpusFiles, corpusSession, deepCopy } from "./session-gen.js";
 
@@ -39,6 +40,12 @@ const clip = (s: string | undefined, n = 200) => (s === undefined ? "undefined" 
 // addition, not pruning: comparisons with the input remove it, and its stability is checked apart.
 const TAG_SUFFIX = /\n\[acp:t[0-9a-z]+\]$/;
 const tagOf = (p: Part): string | undefined => (p.type === "tool" && typeof p.state?.output === "string" ? TAG_SUFFIX.exec(p.state.output)?.[0] : undefined);
+
+/** The JSON of what one decision slot governs: a tool call's input, or everything else. */
+function slotJson(p: Part, slot: "output" | "input"): string {
+  if (slot === "input") return JSON.stringify(p.state?.input ?? null);
+  return p.state ? JSON.stringify({ ...p, state: { ...p.state, input: undefined } }) : JSON.stringify(p);
+}
 
 /** The part's JSON without its id tag (cut out of the JSON text when it occurs there once). */
 function untag(p: Part, json: string): string {
@@ -122,6 +129,7 @@ function replaySession(file: string, preset: string, v: Violations, stateDir: st
   const rawParts = partsById(raw); // the recording never changes: its JSON once per session
   const decidedAt = new Map<string, { call: number; json: string }>();
   const tags = new Map<string, string>();
+  let introSeen: string | undefined;
   const sid = raw[0].info.sessionID;
 
   for (const i of callIndexes(raw)) {
@@ -143,11 +151,19 @@ function replaySession(file: string, preset: string, v: Violations, stateDir: st
       const untagged = o ? untag(o.part, o.json) : DROPPED;
       // (a) a part with a decision renders identically in every later call; a part without one
       //     renders as the input, apart from its id tag, which never changes once given
-      const first = decidedAt.get(id);
-      if (first) {
-        if (first.json !== rendered) v.add("a", key, `${where} ${id}: decided at call ${first.call} as ${clip(first.json)}, now ${clip(rendered)}`);
-      } else if (decisions[id]) decidedAt.set(id, { call: i, json: rendered });
-      else if (untagged !== r.json) v.add("a", key, `${where} ${id}: changed without a decision: ${clip(r.json)} → ${clip(rendered)}`);
+      //     (per slot: a call's input may be stripped at a later call than its output was cleared)
+      const slots = decisions[id];
+      if (!slots) {
+        if (untagged !== r.json) v.add("a", key, `${where} ${id}: changed without a decision: ${clip(r.json)} → ${clip(rendered)}`);
+      } else
+        for (const slot of ["output", "input"] as const) {
+          const now = o ? slotJson(o.part, slot) : DROPPED;
+          const first = decidedAt.get(`${id} ${slot}`);
+          if (first) {
+            if (first.json !== now) v.add("a", `${key} ${slot}`, `${where} ${id}: ${slot} decided at call ${first.call} as ${clip(first.json)}, now ${clip(now)}`);
+          } else if (slots[slot]) decidedAt.set(`${id} ${slot}`, { call: i, json: now });
+          else if (o && slotJson(JSON.parse(untagged) as Part, slot) !== slotJson(rp, slot)) v.add("a", `${key} ${slot}`, `${where} ${id}: ${slot} changed without a decision: ${clip(now)}`);
+        }
       const tag = o ? tagOf(o.part) : undefined;
       const firstTag = tags.get(id);
       if (firstTag !== undefined && firstTag !== tag) v.add("a", `${key} tag`, `${where} ${id}: id tag ${JSON.stringify(firstTag)} became ${JSON.stringify(tag)}`);
@@ -185,7 +201,13 @@ function replaySession(file: string, preset: string, v: Violations, stateDir: st
         v.add("h", key, `${where} ${id} (${rp.type}${rp.tool ? `:${rp.tool}` : ""}, rule ${d?.rule ?? "none"}, ${d?.tokens ?? 0} tokens counted as saved): ${bytes(r.json)} → ${bytes(untagged)} bytes; now ${clip(o.json, 400)}`);
       }
     }
-    for (const id of outParts.keys()) if (!rawParts.has(id)) v.add("b", `${name} ${id}`, `${where} ${id}: part not in the input`);
+    // the only part the plugin adds: the prune tool's instructions, at one fixed place once they start
+    for (const [id, o] of outParts) {
+      if (rawParts.has(id)) continue;
+      if (!isIntroPart(o.part)) v.add("b", `${name} ${id}`, `${where} ${id}: part not in the input`);
+      else if ((introSeen ??= id) !== id) v.add("a", `${name} intro`, `${where}: instructions moved from ${introSeen} to ${id}`);
+    }
+    if (introSeen !== undefined && !outParts.has(introSeen)) v.add("a", `${name} intro`, `${where}: instructions ${introSeen} disappeared`);
 
     const json = restart || twice ? JSON.stringify(out) : "";
     // (f) a new pruner per call, with its state restored from disk, renders the same bytes
@@ -244,8 +266,8 @@ for (const preset of ["balanced", "compact"]) {
 
     it("replays every call and prunes parts (the checks are not vacuous)", () => {
       expect(v.stats.calls).toBe(1502);
-      expect(v.stats.decided).toBeGreaterThan(1000);
-      expect(v.stats.restored).toBeGreaterThan(1000);
+      expect(v.stats.decided).toBeGreaterThan(400); // decided slots: balanced 506, compact 941 when written (step markers are kept)
+      expect(v.stats.restored).toBeGreaterThan(300);
       expect(v.stats.restartCalls).toBe(preset === "balanced" ? 235 : 0);
       expect(v.stats.twiceCalls).toBe(preset === "balanced" ? 327 : 0);
     });

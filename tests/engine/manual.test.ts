@@ -14,7 +14,7 @@ const history = () => [
 ];
 
 function setup() {
-  const p = createPruner({ config: { commit: { minTokens: 1_000_000 } } });
+  const p = createPruner({ config: { commit: { minTokens: 1_000_000 }, idsFromTokens: 0 } });
   const h = history();
   const first = structuredClone(h);
   p.transform(first);

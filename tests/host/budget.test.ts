@@ -21,7 +21,7 @@ function session(read: number): Message[] {
 
 /** Prunes the session once (as a model call would), then runs /acp budget. */
 function budget(h: Message[], limit: Parameters<typeof chooseLimit>, preset?: string) {
-  const p = createPruner({ config: { commit: { minTokens: 0 } }, preset });
+  const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 }, preset });
   p.transform(structuredClone(h));
   return runCommand(p, SID, "budget", h, { limit: chooseLimit(...limit) });
 }
@@ -78,7 +78,7 @@ describe("/acp budget", () => {
     expect(budget(session(3200), [undefined, undefined]).split("\n")[0]).toBe(
       'acp budget: 5.6K tokens used by the last request; the context limit of anthropic/claude-x is unknown (set "contextLimit" in acp.jsonc)',
     );
-    const p = createPruner();
+    const p = createPruner({ config: { idsFromTokens: 0 } });
     expect(runCommand(p, SID, "budget", [user("hi")])).toMatch(/^acp budget: no model call has reported its token usage in this session yet\.\n {2}pruning: nothing pruned yet \(preset balanced\)\nrecommendations:\n {2}- run \/acp context/);
   });
 });

@@ -3,6 +3,9 @@ import { toolResultText } from "../../graph/graph.js";
 import { describeCall } from "./describe.js";
 import type { ActionDef, Patch } from "./types.js";
 
+/** Lets clear/truncate reach protected parts; the call itself stays readable. */
+const OVERRIDE_PROTECTION = { type: "boolean", description: "may also cut protected outputs (e.g. old subagent results); the call and its inputs stay visible" } as const;
+
 const rangeSchema = {
   type: "object",
   additionalProperties: false,
@@ -45,6 +48,7 @@ export const clear: ActionDef = {
       message: { type: "string", description: "text after the call description (default: output cleared)" },
       text: { type: "string", minLength: 1, description: "the exact replacement text instead of a breadcrumb (e.g. OpenCode's own placeholder)" },
       allowGrowth: { type: "boolean", description: "also replace outputs shorter than the replacement (only to reproduce other pruners in comparisons)" },
+      overrideProtection: OVERRIDE_PROTECTION,
     },
   },
   apply(node, opts) {
@@ -94,6 +98,7 @@ export const truncate: ActionDef = {
       tailLines: { type: "integer", minimum: 0 },
       maxChars: { type: "integer", minimum: 1 },
       maxLineChars: { type: "integer", minimum: 20 },
+      overrideProtection: OVERRIDE_PROTECTION,
     },
   },
   apply(node, opts): Patch | undefined {

@@ -22,6 +22,7 @@ export const stripInput: ActionDef = {
       keep: { type: "array", items: { type: "string" }, description: "params kept verbatim (e.g. filePath)" },
       minChars: { type: "integer", minimum: 0, description: "strings shorter than this stay" },
       overrideProtection: { type: "boolean", description: "may strip protected calls (e.g. superseded writes)" },
+      structured: { type: "boolean", description: "also strip array and object params whose JSON is minChars or longer (e.g. old todo lists)" },
     },
   },
   apply(node, opts) {
@@ -32,7 +33,7 @@ export const stripInput: ActionDef = {
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(input)) {
-      const s = typeof v === "string" ? v : undefined;
+      const s = typeof v === "string" ? v : opts.structured === true && v !== null && typeof v === "object" ? textOf(v) : undefined;
       if (!keep.has(k) && s !== undefined && s.length >= min) {
         out[k] = `[stripped: ${s.split("\n").length} lines, ${s.length} chars]`;
         changed = true;

@@ -1,0 +1,66 @@
+// The prune tool's instructions and where they go. A short session never sees them: until the
+// prompt first reaches `idsFromTokens`, nothing is added (no system text, no id tags), so the
+// plugin costs nothing where there is nothing old to prune. From then on the instructions are a
+// text part of the message that was newest at that call — unsent then, so no cached byte changes —
+// rendered identically at the same place on every later call. With `idsFromTokens: 0` they go
+// into the system prompt from the first call instead.
+import type { Graph } from "../graph/graph.js";
+import type { Message } from "../graph/types.js";
+import { setUndoable, type Undo } from "./render.js";
+import type { SessionState } from "./state.js";
+
+const LINES = [
+  "Context pruning (opencode-acp): larger tool outputs end with an id like [acp:t1a]. Call context_prune to discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore them.",
+  "Older outputs may be replaced by a note naming the call (a newer call made them redundant, or they are from an earlier user turn); re-run the call if you need it again. Never write [acp:…] ids yourself.",
+];
+
+/** The instructions as a system prompt addition (`idsFromTokens: 0`). */
+export const SYSTEM_PROMPT = LINES.join("\n");
+/** The same, as a note in the conversation from the point ids start. */
+export const INTRO_TEXT = `[Note from the opencode-acp plugin, not from the user] From here on: ${LINES.join("\n")}`;
+
+/** Marks our part so a repeated hook pass over our own output can take it out first. */
+const INTRO_MARK = "acpIntro";
+
+/**
+ * Fixes the message the instructions follow: the newest one on the first call whose prompt reaches
+ * `threshold` tokens. An anchor that left the history (compaction, revert) is dropped, so a later
+ * large prompt sets a new one.
+ */
+export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: number, promptTokens: () => number): void {
+  if (state.introAt !== undefined && introIndex(graph, state) === Infinity) state.introAt = undefined;
+  if (state.introAt !== undefined) return;
+  const last = graph.messages[graph.messages.length - 1]?.info?.id;
+  if (typeof last === "string" && promptTokens() >= threshold) state.introAt = last;
+}
+
+/** Message index from which parts get ids: the anchor, or Infinity while there is none. */
+export function introIndex(graph: Graph, state: SessionState): number {
+  if (state.introAt === undefined) return Infinity;
+  const msgs = graph.messages;
+  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.info?.id === state.introAt) return i;
+  return Infinity;
+}
+
+/** Appends the instructions to the anchor message (undoable). */
+export function renderIntro(messages: Message[], state: SessionState, undo: Undo): void {
+  if (state.introAt === undefined) return;
+  const m = messages.find((x) => x?.info?.id === state.introAt);
+  if (!m || !Array.isArray(m.parts)) return;
+  const part = { id: `${state.introAt}_acp_intro`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true, metadata: { [INTRO_MARK]: true } };
+  const parts = m.parts.slice(); // no spread: a message may hold 100k+ parts
+  parts.push(part as Message["parts"][number]);
+  setUndoable(m, "parts", parts, undo);
+}
+
+/** The instructions part this plugin added (tests and reports tell it from the host's parts). */
+export const isIntroPart = (part: unknown): boolean => (part as { metadata?: Record<string, unknown> } | undefined)?.metadata?.[INTRO_MARK] === true;
+
+/** Removes instructions this plugin added on an earlier pass over the same array. */
+export function stripIntro(messages: Message[]): void {
+  for (const m of messages) {
+    const parts = m?.parts;
+    if (!Array.isArray(parts) || parts.length === 0) continue;
+    if (isIntroPart(parts[parts.length - 1])) parts.pop();
+  }
+}

@@ -1,0 +1,77 @@
+// The commit policy: when a decision on the already-sent (cached) prefix may apply.
+import { describe, expect, it } from "vitest";
+import { createPruner } from "../../src/index.js";
+import type { Message, Part } from "../../src/graph/types.js";
+import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
+
+/** Runs the pruner over messages[0..i) for every assistant message i, as the host does. */
+function calls(p: ReturnType<typeof createPruner>, h: Message[]): Message[][] {
+  const out: Message[][] = [];
+  for (let i = 0; i <= h.length; i++) {
+    if (i < h.length && h[i].info.role !== "assistant") continue;
+    const ctx = structuredClone(h.slice(0, i));
+    p.transform(ctx);
+    out.push(ctx);
+  }
+  return out;
+}
+const superseded = (ms: Message[], id: string) => String(toolPart(ms, id)?.state?.output).includes("superseded");
+const withReasoning = (m: Message, text: string): Message => {
+  const r: Part = { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text };
+  return { ...m, parts: [m.parts[0], r, ...m.parts.slice(1)] };
+};
+const noBatches = { idsFromTokens: 0, tool: false, commit: { minTokens: 1_000_000, breakEven: 0, pressureTokens: 0 } };
+
+describe("commit at a prefix break", () => {
+  // turn 1: `ls` twice (the first is superseded while already sent); turn 2 starts with a new user message
+  const session = (reasoning: boolean): Message[] => {
+    const steps = [
+      assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 40), id: "prt_ls1" }]),
+      assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 40), id: "prt_ls2" }]),
+    ];
+    return [user("go"), ...(reasoning ? steps.map((m, k) => withReasoning(m, `thinking ${k}`)) : steps), assistant([], "listed"), user("next"), assistant([], "ok")];
+  };
+
+  it("a pending prune behind the previous turn's reasoning applies on the first call of the new turn", () => {
+    const out = calls(createPruner({ preset: "verbose", config: noBatches }), session(true));
+    // out[2]: context up to the second ls (the first is in the sent prefix: pending)
+    expect(superseded(out[2], "prt_ls1")).toBe(false);
+    // out[3]: a new user message; providers drop turn 1's reasoning, which precedes the first ls
+    expect(superseded(out[3], "prt_ls1")).toBe(true);
+  });
+
+  it("without reasoning to drop there is no break, so it waits for a batch", () => {
+    const out = calls(createPruner({ preset: "verbose", config: noBatches }), session(false));
+    expect(superseded(out[3], "prt_ls1")).toBe(false);
+    expect(superseded(out[4], "prt_ls1")).toBe(false);
+    expect(out).toHaveLength(5);
+  });
+});
+
+describe("context pressure", () => {
+  // Two identical 12K-token listings in one step (the first is pruned at once: unsent), then two
+  // identical 1K-token greps in two steps (the first is pending: sent). Unpruned ~26K tokens,
+  // as rendered ~14K.
+  const session = (): Message[] => [
+    user("go"),
+    assistant([
+      { tool: "bash", input: { command: "ls -R" }, output: bigText("big", 870), id: "prt_big1" },
+      { tool: "bash", input: { command: "ls -R" }, output: bigText("big", 870), id: "prt_big2" },
+    ]),
+    assistant([{ tool: "grep", input: { pattern: "x" }, output: bigText("grep", 72), id: "prt_g1" }]),
+    assistant([{ tool: "grep", input: { pattern: "x" }, output: bigText("grep", 72), id: "prt_g2" }]),
+    assistant([], "done"),
+  ];
+  const run = (pressureTokens: number) => calls(createPruner({ preset: "verbose", config: { ...noBatches, commit: { ...noBatches.commit, pressureTokens } } }), session());
+
+  it("is measured on the prompt as rendered, not before pruning", () => {
+    const out = run(20_000);
+    expect(superseded(out[1], "prt_big1")).toBe(true);
+    expect(superseded(out[3], "prt_g1")).toBe(false); // rendered ~14K < 20K although ~26K unpruned
+  });
+
+  it("commits pending prunes once the rendered prompt passes the threshold", () => {
+    const out = run(12_000);
+    expect(superseded(out[3], "prt_g1")).toBe(true);
+  });
+});

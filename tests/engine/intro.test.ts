@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createPruner } from "../../src/index.js";
+import { INTRO_TEXT, isIntroPart, SYSTEM_PROMPT } from "../../src/engine/intro.js";
+import type { Message } from "../../src/graph/types.js";
+import { assistant, bigText, SID, user } from "../helpers/session.js";
+
+// Each output is ~16.5K chars (~4.1K tokens): the prompt passes 8K tokens on the third call.
+const session = (): Message[] => [
+  user("go"),
+  assistant([{ tool: "bash", input: { command: "npm test" }, output: bigText("one"), id: "prt_o1" }]),
+  assistant([{ tool: "grep", input: { pattern: "x" }, output: bigText("two"), id: "prt_o2" }]),
+  assistant([{ tool: "bash", input: { command: "ls -R" }, output: bigText("three"), id: "prt_o3" }]),
+  assistant([{ tool: "grep", input: { pattern: "y" }, output: bigText("four"), id: "prt_o4" }]),
+  assistant([], "done"),
+];
+const config = { preset: "verbose", idsFromTokens: 8_000 };
+/** What the provider receives: step-start markers are never sent (and verbose drops them). */
+const sent = (ms: Message[]) => ms.map((m) => ({ ...m, parts: m.parts.filter((p) => p.type !== "step-start") }));
+const calls = (h: Message[]) => h.map((m, i) => i).filter((i) => h[i].info.role === "assistant");
+const intros = (ms: Message[]) => ms.flatMap((m, i) => m.parts.filter(isIntroPart).map((p) => ({ msg: i, text: p.text })));
+const tagged = (ms: Message[]) => ms.flatMap((m) => m.parts).filter((p) => /\[acp:t\w+\]$/.test(String(p.state?.output ?? ""))).map((p) => p.id);
+
+let dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+describe("deferred ids and instructions", () => {
+  it("add nothing while the prompt is small, then appear once in the unsent tail and stay put", () => {
+    const h = session();
+    const p = createPruner({ config });
+    const out = calls(h).map((i) => {
+      const ctx = structuredClone(h.slice(0, i));
+      p.transform(ctx);
+      return ctx;
+    });
+    expect(p.systemPrompt(SID)).toBe("");
+    // calls 1-2 (prompt below 10K tokens): untouched
+    expect(sent(out[0])).toEqual(sent(h.slice(0, 1)));
+    expect(sent(out[1])).toEqual(sent(h.slice(0, 2)));
+    // call 3: the instructions follow the newest message, whose output gets the first id
+    expect(intros(out[2])).toEqual([{ msg: 2, text: INTRO_TEXT }]);
+    expect(tagged(out[2])).toEqual(["prt_o2"]);
+    // later calls: the same place, and the older outputs never get a tag (they were sent untagged)
+    for (const later of out.slice(3)) {
+      expect(intros(later)).toEqual([{ msg: 2, text: INTRO_TEXT }]);
+      expect(tagged(later)).not.toContain("prt_o1");
+      expect(later.slice(0, 3)).toEqual(out[2]);
+    }
+    expect(tagged(out[4])).toEqual(["prt_o2", "prt_o3", "prt_o4"]);
+  });
+
+  it("a repeated pass over its own output keeps one copy, and a restarted process renders the same", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-intro-"));
+    dirs.push(dir);
+    const h = session();
+    const a = createPruner({ config, stateDir: dir });
+    for (const i of calls(h).slice(0, 3)) a.transform(structuredClone(h.slice(0, i)));
+    const ctx = structuredClone(h.slice(0, 4));
+    a.transform(ctx);
+    const once = structuredClone(ctx);
+    a.transform(ctx);
+    expect(ctx).toEqual(once);
+    expect(intros(ctx)).toHaveLength(1);
+    const b = createPruner({ config, stateDir: dir });
+    const again = structuredClone(h.slice(0, 4));
+    b.transform(again);
+    expect(again).toEqual(once);
+  });
+
+  it("a new anchor is found when the old one left the history (compaction, revert)", () => {
+    const h = session();
+    const p = createPruner({ config });
+    for (const i of calls(h).slice(0, 4)) p.transform(structuredClone(h.slice(0, i)));
+    const cut = [user("summary of what we did"), ...structuredClone(h.slice(4, 5))];
+    p.transform(cut);
+    expect(intros(cut)).toEqual([]); // 1 output, below the threshold again
+    const grown = [...structuredClone(cut), ...structuredClone(h.slice(1, 3)).map((m, k) => ({ ...m, info: { ...m.info, id: `msg_new_${k}` }, parts: m.parts.map((x) => ({ ...x, id: `${x.id}_new${k}` })) }))];
+    p.transform(grown);
+    expect(intros(grown)).toEqual([{ msg: 3, text: INTRO_TEXT }]);
+  });
+
+  it("with idsFromTokens 0 the instructions are in the system prompt and ids start at once", () => {
+    const h = session();
+    const p = createPruner({ config: { ...config, idsFromTokens: 0 } });
+    const ctx = structuredClone(h.slice(0, 2));
+    p.transform(ctx);
+    expect(p.systemPrompt(SID)).toBe(SYSTEM_PROMPT);
+    expect(intros(ctx)).toEqual([]);
+    expect(tagged(ctx)).toEqual(["prt_o1"]);
+  });
+});
