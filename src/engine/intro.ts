@@ -19,8 +19,11 @@ export const SYSTEM_PROMPT = LINES.join("\n");
 /** The same, as a note in the conversation from the point ids start. */
 export const INTRO_TEXT = `[Note from the opencode-acp plugin, not from the user] From here on: ${LINES.join("\n")}`;
 
-/** Marks our part so a repeated hook pass over our own output can take it out first. */
-const INTRO_MARK = "acpIntro";
+/**
+ * Marks our part (its id ends so) so a repeated hook pass over our own output can take it out
+ * first. Not `metadata`: the host passes an assistant text's metadata on as provider options.
+ */
+const INTRO_SUFFIX = "_acp_intro";
 
 /**
  * Fixes the message the instructions follow: the newest one on the first call whose prompt reaches
@@ -47,14 +50,17 @@ export function renderIntro(messages: Message[], state: SessionState, undo: Undo
   if (state.introAt === undefined) return;
   const m = messages.find((x) => x?.info?.id === state.introAt);
   if (!m || !Array.isArray(m.parts)) return;
-  const part = { id: `${state.introAt}_acp_intro`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true, metadata: { [INTRO_MARK]: true } };
+  const part = { id: `${state.introAt}${INTRO_SUFFIX}`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true };
   const parts = m.parts.slice(); // no spread: a message may hold 100k+ parts
   parts.push(part as Message["parts"][number]);
   setUndoable(m, "parts", parts, undo);
 }
 
 /** The instructions part this plugin added (tests and reports tell it from the host's parts). */
-export const isIntroPart = (part: unknown): boolean => (part as { metadata?: Record<string, unknown> } | undefined)?.metadata?.[INTRO_MARK] === true;
+export function isIntroPart(part: unknown): boolean {
+  const p = part as { id?: unknown; type?: unknown; text?: unknown } | undefined;
+  return p?.type === "text" && typeof p.id === "string" && p.id.endsWith(INTRO_SUFFIX) && p.text === INTRO_TEXT;
+}
 
 /** Removes instructions this plugin added on an earlier pass over the same array. */
 export function stripIntro(messages: Message[]): void {

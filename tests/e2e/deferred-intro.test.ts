@@ -1,0 +1,73 @@
+// Deferred ids in the real host: while the prompt is small the plugin adds nothing (no system
+// text, no id tags). On the first request whose prompt reaches `idsFromTokens`, the context_prune
+// instructions appear once, as text of the newest message (unsent until then), and the outputs
+// from there on carry ids. Every later request shows the instructions at the same place with the
+// same bytes, so the cached prefix never changes; the model can use the ids.
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { contentText, systemText, toolResult, type RecordedRequest } from "./fake-model.js";
+import { ACP_PLUGIN, createWorkspace, type Workspace } from "./harness.js";
+import { call, expectCleanRun } from "./expect-run.js";
+
+const RUN_TIMEOUT = 150_000;
+const NOTE = "[Note from the opencode-acp plugin, not from the user]";
+const SYSTEM_MARK = "Context pruning (opencode-acp)";
+const lines = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag} line ${i + 1}: content the model read once and no longer needs`).join("\n");
+
+/** Index of the chat message holding the instructions, and that message's JSON. */
+function introAt(req: RecordedRequest): { index: number; json: string } | undefined {
+  const index = req.body.messages.findIndex((m) => contentText(m.content).includes(NOTE));
+  return index < 0 ? undefined : { index, json: JSON.stringify(req.body.messages[index]) };
+}
+
+describe("deferred ids and instructions in the real host", () => {
+  let ws: Workspace;
+  beforeAll(async () => {
+    if (!fs.existsSync(ACP_PLUGIN)) throw new Error(`${ACP_PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
+    ws = await createWorkspace({
+      files: { "small.txt": "a short file\n", "big.txt": `${lines("BIG", 120)}\n`, "more.txt": `${lines("MORE", 20)}\n` },
+      plugins: [ACP_PLUGIN],
+      // big.txt alone (~8K chars, ~2K tokens) takes the prompt past 1500 tokens
+      globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 1500 }) },
+    });
+  });
+  afterAll(async () => ws?.dispose());
+
+  it("nothing is added below the threshold; from it on, one note at a fixed place and usable ids", async () => {
+    const file = (f: string) => path.join(ws.projectDir, f);
+    let bigId = "";
+    ws.model.enqueue(
+      { toolCalls: [call("call_small", "read", { filePath: file("small.txt") })] },
+      { toolCalls: [call("call_big", "read", { filePath: file("big.txt") })] },
+      { toolCalls: [call("call_more", "read", { filePath: file("more.txt") })] },
+      (req) => {
+        bigId = /\[acp:(t[0-9a-z]+)\]\s*$/.exec(toolResult(req, "call_big") ?? "")?.[1] ?? "";
+        return { toolCalls: [call("call_prune", "context_prune", { action: "discard", targets: [bigId] })] };
+      },
+      { text: "Done." },
+    );
+    const run = await ws.run("Read the files", { timeoutMs: RUN_TIMEOUT });
+    expectCleanRun(ws, run);
+    const r = run.requests;
+    expect(r).toHaveLength(5);
+
+    for (const req of r) expect(systemText(req), `request ${req.seq}`).not.toContain(SYSTEM_MARK);
+    // requests 0-1: the prompt is small; nothing added, small.txt has no id
+    expect(introAt(r[0])).toBeUndefined();
+    expect(introAt(r[1])).toBeUndefined();
+    expect(toolResult(r[1], "call_small")).not.toContain("[acp:");
+    // request 2: big.txt's result crosses the threshold; the note follows it, and it has an id
+    const first = introAt(r[2]);
+    expect(first, "the note in request 2").toBeDefined();
+    expect(first!.json).toContain("call_big"); // the message that issued the read carries it
+    expect(toolResult(r[2], "call_big")).toMatch(/\[acp:t[0-9a-z]+\]\s*$/);
+    expect(toolResult(r[2], "call_small")).not.toContain("[acp:"); // sent untagged before, stays so
+    // later requests: the same message at the same index, byte for byte
+    for (const req of r.slice(3)) expect(introAt(req), `request ${req.seq}`).toEqual(first);
+    // the model used the id: big.txt's content is gone from the next request
+    expect(bigId).not.toBe("");
+    expect(toolResult(r[4], "call_big")).not.toContain("BIG line 7");
+    expect(toolResult(r[4], "call_prune")).toContain(bigId);
+  }, RUN_TIMEOUT);
+});
