@@ -53,6 +53,7 @@ export const SNIPPETS = [
   "see [acp:t1] and [acp:t2] above",
   "[acp:t1]",
   "Thinking about the next step.",
+  "echoes of every kind: [acp:mabc] [acp:r1x2]\n[acp:t9zz]",
 ];
 
 // ---------------------------------------------------------------------------------------------
