@@ -10,7 +10,7 @@ import { setUndoable, type Undo } from "./render.js";
 import type { SessionState } from "./state.js";
 
 const LINES = [
-  "Context pruning (opencode-acp): larger tool outputs end with an id like [acp:t1a]. Call context_prune to discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore them.",
+  "Context pruning (opencode-acp): larger tool outputs (and your longer messages and reasoning) end with an id like [acp:t1a]. Call context_prune to discard what you no longer need, distill it to a summary, cut a span between two literal markers, or restore it.",
   "Older outputs may be replaced by a note naming the call (a newer call made them redundant, or they are from an earlier user turn); re-run the call if you need it again. Never write [acp:…] ids yourself.",
 ];
 

@@ -1,6 +1,6 @@
 // createPruner: the programmatic API shared by the plugin, the CLI and external measurement.
 import { buildGraph, tokensOf, type Graph } from "../graph/graph.js";
-import type { ExplainEntry, Message, Pruner } from "../graph/types.js";
+import type { ExplainEntry, Message, Pruner, TransformOptions } from "../graph/types.js";
 import { defaultConfig, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
@@ -9,16 +9,14 @@ import { evaluateProtection, runPhases, sentChars, type CallResult } from "./pha
 import { render, renderById, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
-import { loadState, newState, saveState, type SessionState } from "./state.js";
-import { assignIds, renderIds, renderIdsById } from "./ids.js";
+import { loadState, newState, saveState, touch, type SessionState } from "./state.js";
+import { assignIds, idKind, renderIds, renderIdsById } from "./ids.js";
 import { introIndex, renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, type ManualRequest } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
-/** Minimum output size worth an id: tagging tiny outputs would cost more than pruning them saves. */
-const ID_MIN_CHARS = 400;
 
 /** Part ids protected by rules that do not depend on time (tools, files). */
 function staticallyProtected(rt: SessionRuntime): Set<string> {
@@ -27,9 +25,9 @@ function staticallyProtected(rt: SessionRuntime): Set<string> {
   return out;
 }
 
-/** Completed tool outputs that no rule protects for good (static protection: tools, files). */
+/** Parts worth an id (ids.ts idKind) that no rule protects for good (static protection: tools, files). */
 function idEligible(rt: SessionRuntime, n: PartNode): boolean {
-  if (n.part.type !== "tool" || n.part.state?.status !== "completed" || n.outputChars < ID_MIN_CHARS) return false;
+  if (idKind(n) === undefined) return false;
   const by = rt.protectedBy.get(n.index);
   return !by || by.dynamicWhen !== undefined;
 }
@@ -123,6 +121,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     const node = rt.graph?.byId.get(partId);
     if (node) node.slots = undefined;
     if (!had) return false;
+    touch(rt.state, partId);
     (rt.state.pinned ??= {})[partId] = true;
     rt.dirty = true;
     persist(rt);
@@ -154,7 +153,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, history: messages, isProtected: (id) => protectedIds.has(id), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id) });
+      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id) });
     }
   }
 
@@ -176,8 +175,9 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return Math.max(0, tokensOf(chars) - saved);
   }
 
-  function transform(messages: Message[]): void {
+  function transform(messages: Message[], options: TransformOptions = {}): void {
     if (!config.enabled || !Array.isArray(messages) || messages.length === 0) return;
+    const tags = !options.compaction;
     try {
       const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
       if (!sessionID) return;
@@ -191,8 +191,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         const undo: Undo = [];
         try {
           renderById(copy, rt.state.decisions, undo);
-          if (config.tool) renderIdsById(copy, rt.state, undo);
-          if (deferIds) renderIntro(messages, rt.state, undo);
+          if (config.tool) renderIdsById(copy, rt.state, undo, tags);
+          if (deferIds && tags) renderIntro(messages, rt.state, undo);
         } catch (e) {
           for (let i = undo.length - 1; i >= 0; i--) undo[i]();
           throw e;
@@ -219,8 +219,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const undo: Undo = [];
       try {
         render(graph, rt.decided, undo);
-        if (config.tool) renderIds(rt, undo);
-        if (deferIds) renderIntro(messages, rt.state, undo);
+        if (config.tool) renderIds(rt, undo, tags);
+        if (deferIds && tags) renderIntro(messages, rt.state, undo);
       } catch (e) {
         for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
         throw e;
@@ -296,6 +296,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
           continue;
         }
         (rt.state.manual ??= {})[t.part.id] = { action: "discard" };
+        touch(rt.state, t.part.id);
         if (rt.state.pinned) delete rt.state.pinned[t.part.id];
         parts++;
         tokens += Math.ceil(t.outputChars / 4);
@@ -306,15 +307,19 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);
-      const staticProtection = new Set<string>();
       const graph = buildGraph(history);
       rt.update(graph);
       evaluateProtection(rt);
-      for (const id of staticallyProtected(rt)) staticProtection.add(id);
       const result = applyManual(request, {
         state: rt.state,
         history,
-        isProtected: (id) => staticProtection.has(id),
+        graph,
+        // static and time-dependent protection alike: protect rules hold for manual prunes too
+        protection: (id) => {
+          const n = graph.byId.get(id);
+          const by = n && rt.protectedBy.get(n.index);
+          return by && `by rule "${by.id}": ${by.spec.description}`;
+        },
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
         restore: (id) => restore(sessionID, id),
       });

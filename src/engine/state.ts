@@ -63,6 +63,7 @@ export function loadState(dir: string, sessionID: string, onProblem?: (msg: stri
   try {
     const s = JSON.parse(raw) as SessionState;
     if (s.version !== STATE_VERSION || s.sessionID !== sessionID || typeof s.decisions !== "object") throw new Error(`unsupported state version ${s.version}`);
+    syncOf(s).base = raw;
     return s;
   } catch (e) {
     // Corrupt or from a newer version: keep it for inspection, start clean.
@@ -104,43 +105,109 @@ function withLock<T>(file: string, fn: () => T): T {
   }
 }
 
-function readValid(file: string, sessionID: string): SessionState | undefined {
+function parseValid(raw: string, sessionID: string): SessionState | undefined {
   try {
-    const s = JSON.parse(readFileSync(file, "utf8")) as SessionState;
-    return s.version === STATE_VERSION && s.sessionID === sessionID && typeof s.decisions === "object" ? s : undefined;
+    const s = JSON.parse(raw) as SessionState;
+    return s && s.version === STATE_VERSION && s.sessionID === sessionID && typeof s.decisions === "object" && s.decisions !== null ? s : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Folds another process's writes into `ours`; returns true when it brought anything new. */
+function readValid(file: string, sessionID: string): SessionState | undefined {
+  try {
+    return parseValid(readFileSync(file, "utf8"), sessionID);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Per state object: the JSON last read from or written to disk (the base of a three-way merge),
+ * and the parts the user or the model changed since (manual prunes, restores, sweeps).
+ */
+const syncs = new WeakMap<SessionState, { base?: string; touched: Set<string> }>();
+
+function syncOf(state: SessionState): { base?: string; touched: Set<string> } {
+  let s = syncs.get(state);
+  if (!s) syncs.set(state, (s = { touched: new Set() }));
+  return s;
+}
+
+/** Records that a request of the user or model changed this part: on a merge, ours wins for it. */
+export function touch(state: SessionState, partId: string): void {
+  syncOf(state).touched.add(partId);
+}
+
+const SLOTS = ["output", "input"] as const;
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+function setEntry<T>(rec: Record<string, T>, key: string, value: T | undefined): void {
+  if (value === undefined) delete rec[key];
+  else rec[key] = value;
+}
+
+/** Sets or clears one decision slot in place (nodes hold the slots object, so a render sees it at once). */
+function setSlot(state: SessionState, partId: string, slot: (typeof SLOTS)[number], d: Decision | undefined): void {
+  const slots = state.decisions[partId] ?? (d ? (state.decisions[partId] = {}) : undefined);
+  if (!slots) return;
+  setEntry(slots, slot, d);
+  if (!slots.output && !slots.input) delete state.decisions[partId];
+}
+
+/**
+ * Folds another process's writes into `ours`; returns true when it changed anything. A three-way
+ * merge against what we last synced: every write happens right after the change under the lock,
+ * so what we changed since our last sync is newer than anything on disk and stands, and what we
+ * did not change takes the disk's value — deletions included (a restore elsewhere).
+ */
 export function mergeState(ours: SessionState, disk: SessionState): boolean {
+  const sync = syncOf(ours);
+  const base = (sync.base !== undefined && parseValid(sync.base, ours.sessionID)) || newState(ours.sessionID);
   let changed = false;
-  for (const [id, slots] of Object.entries(disk.decisions))
-    for (const slot of ["output", "input"] as const) {
-      const d = slots[slot];
-      if (d && !ours.decisions[id]?.[slot]) {
-        (ours.decisions[id] ??= {})[slot] = d;
-        changed = true;
-      }
+  const manual = (ours.manual ??= {});
+  const pinned = (ours.pinned ??= {});
+  const parts = new Set<string>();
+  for (const s of [ours, disk, base]) for (const rec of [s.decisions, s.manual ?? {}, s.pinned ?? {}]) for (const k of Object.keys(rec)) parts.add(k);
+  for (const id of parts) {
+    if (sync.touched.has(id)) {
+      // our request is the newest; a manual one keeps the other process's rule decisions on free slots
+      if (!pinned[id])
+        for (const slot of SLOTS) {
+          const d = disk.decisions[id]?.[slot];
+          if (d && d.rule !== "manual" && !ours.decisions[id]?.[slot]) {
+            setSlot(ours, id, slot, d);
+            changed = true;
+          }
+        }
+      continue;
     }
+    if (!same(manual[id], disk.manual?.[id])) {
+      setEntry(manual, id, disk.manual?.[id]);
+      changed = true;
+    }
+    if (!same(pinned[id], disk.pinned?.[id])) {
+      setEntry(pinned, id, disk.pinned?.[id]);
+      changed = true;
+    }
+    for (const slot of SLOTS) {
+      const o = ours.decisions[id]?.[slot];
+      const d = disk.decisions[id]?.[slot];
+      if (same(o, d) || !same(o, base.decisions[id]?.[slot])) continue; // equal, or ours is newer
+      setSlot(ours, id, slot, d);
+      changed = true;
+    }
+    // A restore anywhere wins over decisions made elsewhere before it: rules leave pinned parts alone.
+    if (pinned[id] && ours.decisions[id]) {
+      for (const slot of SLOTS) setSlot(ours, id, slot, undefined);
+      changed = true;
+    }
+  }
   for (const [k, v] of Object.entries(disk.ids ?? {}))
     if ((ours.ids ??= {})[k] === undefined) {
       ours.ids[k] = v;
       changed = true;
     }
-  for (const [k, v] of Object.entries(disk.manual ?? {}))
-    if ((ours.manual ??= {})[k] === undefined) {
-      ours.manual[k] = v;
-      changed = true;
-    }
-  for (const k of Object.keys(disk.pinned ?? {}))
-    if (!(ours.pinned ??= {})[k]) {
-      ours.pinned[k] = true;
-      changed = true;
-    }
-  // A restore anywhere wins over rule decisions made elsewhere before it.
-  for (const k of Object.keys(ours.pinned ?? {})) if (ours.decisions[k] && ours.decisions[k].output?.rule !== "manual") delete ours.decisions[k];
   if (ours.introAt === undefined && disk.introAt !== undefined) {
     ours.introAt = disk.introAt;
     changed = true;
@@ -163,8 +230,10 @@ export function saveState(dir: string, state: SessionState): boolean {
     const foreign = disk !== undefined && (disk.rev ?? 0) !== (state.rev ?? 0) && mergeState(state, disk);
     state.rev = Math.max(disk?.rev ?? 0, state.rev ?? 0) + 1;
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    writeFileSync(tmp, JSON.stringify(state));
+    const json = JSON.stringify(state);
+    writeFileSync(tmp, json);
     renameSync(tmp, file);
+    syncs.set(state, { base: json, touched: new Set() });
     return foreign;
   });
 }

@@ -49,10 +49,18 @@ export interface Message {
   parts: Part[];
 }
 
+export interface TransformOptions {
+  /**
+   * The copy OpenCode's compaction agent summarises: pruned like any request, but nothing meant
+   * for the model is added (id tags would end up in the summary, naming parts no longer there).
+   */
+  compaction?: boolean;
+}
+
 /** The programmatic face of the engine; the plugin, the CLI and `acp simulate` all use it. */
 export interface Pruner {
   /** Prunes `messages` in place (the array OpenCode hands to the transform hook). Never throws. */
-  transform(messages: Message[]): void;
+  transform(messages: Message[], options?: TransformOptions): void;
   /** Text the plugin adds to the system prompt for this session, or "". */
   systemPrompt(sessionID: string): string;
   /** Every pruned part of the session: which rule, which action, how many tokens it saved. */

@@ -20,8 +20,12 @@ export const HELP = [
 ].join("\n");
 
 export function statsText(pruner: AcpPruner, sessionID: string): string {
-  const entries = pruner.explain(sessionID);
-  if (entries.length === 0) return `acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`;
+  // A prune that saves nothing (a step marker the host never sends) is not a prune worth counting.
+  const all = pruner.explain(sessionID);
+  const entries = all.filter((e) => e.tokensSaved > 0);
+  const free = all.length - entries.length;
+  const freeNote = free > 0 ? `  (${free} more part${free === 1 ? "" : "s"} the provider never receives, e.g. step markers, not counted)` : undefined;
+  if (entries.length === 0) return [`acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`, ...(freeNote ? [freeNote] : [])].join("\n");
   const byRule = new Map<string, { parts: number; tokens: number }>();
   for (const e of entries) {
     const r = byRule.get(e.rule) ?? { parts: 0, tokens: 0 };
@@ -33,8 +37,9 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
   const total = rows.reduce((s, [, r]) => s + r.tokens, 0);
   const width = Math.max(...rows.map(([id]) => id.length));
   return [
-    `acp stats (preset ${pruner.resolved.presetName}): ${entries.length} prunes, ${fmt(total)} tokens saved per request`,
+    `acp stats (preset ${pruner.resolved.presetName}): ${entries.length} prune${entries.length === 1 ? "" : "s"}, ${fmt(total)} tokens saved per request`,
     ...rows.map(([id, r]) => `  ${id.padEnd(width)}  ${String(r.parts).padStart(4)} parts  ${fmt(r.tokens).padStart(7)} tokens`),
+    ...(freeNote ? [freeNote] : []),
   ].join("\n");
 }
 

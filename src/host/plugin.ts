@@ -179,7 +179,7 @@ const AcpPlugin: Plugin = async (input) => {
         const remind = (reminders.todo.enabled || reminders.automata.enabled) && !inCompaction;
         const facts = remind ? safe("reminders", () => sessionFacts(messages)) : undefined;
         if (notifier.enabled) safe("notify", () => notifier.before(sessionID, pruner.state(sessionID), messages));
-        pruner.transform(messages);
+        pruner.transform(messages, { compaction: inCompaction }); // no id tags in what the summary is made from
         if (notifier.enabled) safe("notify", () => notifier.after(sessionID, pruner.state(sessionID)));
         // Not in the copy the compaction agent summarises, nor in subagents.
         if (facts && !(await child(sessionID))) {

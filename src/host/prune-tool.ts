@@ -1,4 +1,5 @@
-// The context_prune tool: the model's way to discard, distill, replace or restore outputs by id.
+// The context_prune tool: the model's way to discard, distill, replace or restore tool outputs,
+// its own earlier messages and reasoning, by id.
 import { z } from "zod";
 import type { AcpPruner } from "../engine/pruner.js";
 import type { Message } from "../graph/types.js";
@@ -19,7 +20,7 @@ const target = z.union([
 export function pruneTool(pruner: AcpPruner, history: (sessionID: string, ctx: any) => Promise<Message[]>) {
   return {
     description:
-      "Prune your own context: discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore an earlier prune. Targets are the [acp:tN] ids shown at the end of tool outputs. Several targets can go in one call.",
+      "Prune your own context: discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore an earlier prune. Targets are the ids in [acp:…] tags: t… ends a tool output, m… ends one of your earlier messages, r… names your reasoning in that step (shown after it, on the step's text or first tool output). Reasoning can be pruned only after the user's next message. Several targets can go in one call.",
     args: {
       action: z.enum(["discard", "distill", "replace", "restore"]).describe("what to do with the targets"),
       targets: z.array(target).describe("ids (or objects with id and options)"),

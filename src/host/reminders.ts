@@ -177,7 +177,8 @@ export function callLabel(part: Part): string {
   return arg ? `${part.tool} ${arg}` : String(part.tool ?? part.type);
 }
 
-const TAG_AT_END = /\n\[acp:(t[0-9a-z]+)\]$/;
+/** The tags ending a tool output: the ids of reasoning it carries, then its own (src/engine/ids.ts). */
+const TAG_AT_END = /\n(?:\[acp:r[0-9a-z]+\] )*\[acp:(t[0-9a-z]+)\]$/;
 
 /** The id tag the transform appended to a tool output, if any. */
 export function tagInOutput(part: Part): string | undefined {

@@ -3,7 +3,8 @@
 // hidden compaction agent's summary request (no tools), stores the summary, adds the synthetic
 // "Continue if you have next steps…" message and resumes. The run must complete; the summary
 // request must not carry the plugin's system-prompt addition; every main request before and after
-// must be well-formed (each tool call answered, no orphan results); and pruning goes on after it.
+// must be well-formed (each tool call answered, no orphan results); the summarised copy is pruned
+// but carries no id tags; and pruning goes on after it.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -80,6 +81,9 @@ describe("host auto-compaction with the plugin loaded", () => {
     // the first read is the breadcrumb, the second read is there in full, once
     expect(prompt).toContain("superseded by a later read");
     expect(prompt.split("big line 20").length - 1).toBe(1);
+    // no id tags: the summary would only carry ids of parts the model no longer has
+    expect(prompt).not.toMatch(/\[acp:/);
+    expect(toolResult(run.requests[1], "call_read_1")).toMatch(/\[acp:t[0-9a-z]+\]\s*$/); // while the main requests have them
     // the title request never gets the addition either
     for (const t of run.allRequests.filter(isTitleRequest)) expect(systemText(t)).not.toContain(SYSTEM_MARK);
   });

@@ -42,6 +42,57 @@ describe("durable state", () => {
     expect(output(later, "prt_s1")).toContain("discarded by the agent");
   });
 
+  // Regressions of the two-process fuzz (tests/property/two-processes.test.ts): the merge used to
+  // add whatever the disk had and we lacked, so it could not tell a restore elsewhere from a
+  // decision we had not seen yet.
+  describe("a restore in one process and a stale view in the other", () => {
+    function two() {
+      const dir = mkdtempSync(join(tmpdir(), "acp-restore-"));
+      const h = history();
+      const [a, b] = [createPruner({ config, stateDir: dir }), createPruner({ config, stateDir: dir })];
+      a.transform(structuredClone(h));
+      b.transform(structuredClone(h));
+      return { dir, h, a, b, s1: idFor("prt_s1", {}) };
+    }
+
+    it("a model's discard restored elsewhere does not come back from the other process's memory", () => {
+      const { dir, h, a, b, s1 } = two();
+      expect(a.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true);
+      b.transform(structuredClone([...h, user("1")])); // b now holds the discard and its decision
+      expect(a.restore(SID, "prt_s1")).toBe(true);
+      const next = structuredClone([...h, user("1"), user("2")]);
+      b.transform(next); // b's save merges a's restore
+      expect(output(next, "prt_s1")).toBe(`${bigText("tests")}\n[acp:${s1}]`);
+      const fresh = createPruner({ config, stateDir: dir });
+      expect(fresh.state(SID).manual?.prt_s1).toBeUndefined();
+      expect(fresh.state(SID).decisions.prt_s1).toBeUndefined();
+    });
+
+    it("the other process renders the restored part in full on its very next call", () => {
+      const { h, a, b, s1 } = two();
+      expect(b.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true);
+      a.transform(structuredClone([...h, user("0")])); // a's save merges b's discard (it shows from the next call)
+      const pruned = structuredClone([...h, user("0"), user("1")]);
+      a.transform(pruned);
+      expect(output(pruned, "prt_s1")).toContain("discarded by the agent");
+      expect(b.restore(SID, "prt_s1")).toBe(true);
+      const next = structuredClone([...h, user("0"), user("1"), user("2")]);
+      a.transform(next);
+      expect(output(next, "prt_s1")).toBe(`${bigText("tests")}\n[acp:${s1}]`);
+    });
+
+    it("a discard after a restore elsewhere holds, even when this process had discarded the part before", () => {
+      const { dir, h, a, b, s1 } = two();
+      expect(a.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true);
+      b.transform(structuredClone([...h, user("1")]));
+      expect(b.restore(SID, "prt_s1")).toBe(true);
+      expect(a.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true); // a never saw the restore
+      const fresh = createPruner({ config, stateDir: dir });
+      expect(fresh.state(SID).manual?.prt_s1).toEqual({ action: "discard" });
+      expect(fresh.state(SID).pinned?.prt_s1).toBeUndefined();
+    });
+  });
+
   it("a corrupt state file is moved aside and the model's prunes are rebuilt from its tool calls", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-corrupt-"));
     const h = history();

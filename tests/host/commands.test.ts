@@ -30,7 +30,22 @@ describe("/acp commands", () => {
 
   it("stats counts prunes per rule", () => {
     const { p } = pruned();
-    expect(runCommand(p, SID, "stats", [])).toMatch(/^acp stats \(preset balanced\): \d+ prunes, [\d.K]+ tokens saved per request\n  identical-call\s+1 parts/);
+    expect(runCommand(p, SID, "stats", [])).toMatch(/^acp stats \(preset balanced\): 1 prune, [\d.K]+ tokens saved per request\n  identical-call\s+1 parts/);
+  });
+
+  it("stats does not count prunes that save nothing (step markers the host never sends)", () => {
+    const { p } = pruned();
+    const free = p.explain(SID).filter((e) => e.tokensSaved === 0);
+    expect(free.length).toBeGreaterThan(0); // the session's step markers are dropped, saving 0 tokens
+    const text = runCommand(p, SID, "stats", []);
+    expect(text.split("\n")[0]).toMatch(/: 1 prune, /);
+    expect(text).not.toMatch(/step-markers/);
+    expect(text).toContain(`(${free.length} more parts the provider never receives, e.g. step markers, not counted)`);
+    // a session with only such prunes has nothing pruned yet
+    const q = createPruner({ config: { commit: { minTokens: 0 }, tool: false } });
+    q.transform([user("hi"), assistant([], "hello")]);
+    expect(q.explain(SID).length).toBeGreaterThan(0);
+    expect(runCommand(q, SID, "stats", []).split("\n")[0]).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
   });
 
   it("context breaks the history down and shows what pruning saved", () => {

@@ -96,6 +96,21 @@ describe("plugin hooks", () => {
     expect(JSON.stringify(await transform(hooks, history))).toContain("Checkpoint");
   });
 
+  it("no id tags in the copy the compaction agent summarises; the main requests keep theirs", async () => {
+    const hooks = await plugin({ pruneNotification: "off" }, stub(() => []));
+    const big = (i: number) => assistant([{ tool: "bash", input: { command: `cat ${i}` }, output: bigText(`f${i}`) }], `${"I read it. ".repeat(40)}[acp:t999]`);
+    const history = [who(user("fix it")), big(1), big(2), who(user("go on")), big(3)];
+    const main = JSON.stringify(await transform(hooks, history));
+    expect(main).toMatch(/\[acp:t\w+\]/);
+    expect(main).toMatch(/\[acp:m\w+\]/);
+    expect(main).not.toContain("[acp:t999]"); // the model's echo
+    await hooks["experimental.session.compacting"]({ sessionID: SID }, { context: [] });
+    const summarised = JSON.stringify(await transform(hooks, history));
+    expect(summarised).not.toMatch(/\[acp:/);
+    await hooks["experimental.chat.system.transform"]({ sessionID: SID, model: {} }, { system: ["compaction prompt"] });
+    expect(JSON.stringify(await transform(hooks, history))).toBe(main);
+  });
+
   it("after a turn that pruned, one ignored no-reply message on session.idle; none while the loop runs", async () => {
     const s = stub(() => []);
     const hooks = await plugin({ commit: { minTokens: 0 }, pruneNotification: "minimal", todoReminder: { enabled: false } }, s);

@@ -4,10 +4,12 @@ import type { Message } from "../../src/graph/types.js";
 import {
   applyReminders,
   insertReminder,
+  prunableOutputs,
   reminderSettings,
   reminderText,
   sessionFacts,
   stripReminders,
+  tagInOutput,
   REMINDER_MARK,
 } from "../../src/host/reminders.js";
 import { assistant, bigText, user } from "../helpers/session.js";
@@ -104,6 +106,13 @@ describe("todo reminder", () => {
     expect(listed[0]).toMatch(/^ {2}t[0-9a-z]+ {2}\s*\d+\.\dK tokens {2}read src\/big\.ts$/);
     expect(text).toContain("discard or distill the ones you no longer need with context_prune");
     expect(reminderText(copy, reminderSettings({ tool: false }))).not.toContain("context_prune");
+  });
+
+  it("finds an output's own id behind the ids of the reasoning it carries", () => {
+    const out = `${bigText("x", 20)}\n[acp:r1ab] [acp:t2cd]`;
+    const part = { id: "p", type: "tool", tool: "bash", state: { status: "completed", input: { command: "ls" }, output: out } };
+    expect(tagInOutput(part)).toBe("t2cd");
+    expect(prunableOutputs([{ info: { id: "m", sessionID: "s", role: "assistant" }, parts: [part] }], tagInOutput)).toEqual([{ id: "t2cd", partId: "p", tokens: Math.ceil(bigText("x", 20).length / 4), label: "bash ls" }]);
   });
 });
 

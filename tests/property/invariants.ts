@@ -19,7 +19,7 @@ import { buildCalls, callLabel, callMessages, SKIP, type Call, type ScheduleSpec
  * ACP_FUZZ_RUNS=10000). Each property takes its share.
  */
 export const TOTAL_RUNS = Math.max(1, Number(process.env.ACP_FUZZ_RUNS ?? 150));
-export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.2, garbage: 0.1 } as const;
+export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.15, garbage: 0.05, processes: 0.1 } as const;
 export const runsFor = (k: keyof typeof SHARES) => Math.max(5, Math.round(TOTAL_RUNS * SHARES[k]));
 /** fast-check parameters; ACP_FUZZ_SEED (and ACP_FUZZ_PATH) replay a reported failure. */
 export const fcParams = <T = any>(numRuns: number): T => ({
@@ -81,6 +81,8 @@ export interface ReplayStats {
   repeats: number;
   restartCalls: number;
   tagged: number;
+  /** Tags shown, by kind: t (tool output), m (assistant text), r (reasoning, on its carrier). */
+  tagKinds: Record<string, number>;
   maxTagBytes: number;
   bytesIn: number;
   bytesOut: number;
@@ -90,13 +92,19 @@ export interface ReplayStats {
   faultsCaught: number;
 }
 
-export const newStats = (): ReplayStats => ({ calls: 0, decided: 0, restored: 0, repeats: 0, restartCalls: 0, tagged: 0, maxTagBytes: 0, bytesIn: 0, bytesOut: 0, byAction: {}, faults: 0, faultsCaught: 0 });
+export const newStats = (): ReplayStats => ({ calls: 0, decided: 0, restored: 0, repeats: 0, restartCalls: 0, tagged: 0, tagKinds: {}, maxTagBytes: 0, bytesIn: 0, bytesOut: 0, byAction: {}, faults: 0, faultsCaught: 0 });
 
 const DROPPED = "<dropped>";
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 const clip = (s: string | undefined, n = 240) => (s === undefined ? "undefined" : s.length > n ? `${s.slice(0, n)}…(${s.length})` : s);
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
-const ECHO = /\[acp:t[0-9a-z]+\]/g;
+const ECHO = /\[acp:[tmr][0-9a-z]+\]/g;
+/** Our tags at the end of a text: "\n[acp:r1a] [acp:m2b]". */
+const SUFFIX = /\n((?:\[acp:[tmr][0-9a-z]+\] )*\[acp:[tmr][0-9a-z]+\])$/;
+const tagIds = (suffix: string) => [...suffix.matchAll(/\[acp:([tmr][0-9a-z]+)\]/g)].map((m) => m[1]);
+
+/** A part a committed decision removes from the request. */
+const isDroppedPart = (state: SessionState, p: Part | undefined) => typeof p?.id === "string" && (state.decisions[p.id]?.output?.patch.drop === true || state.decisions[p.id]?.input?.patch.drop === true);
 
 /** The session id the engine uses for a history: the first message's that has one. */
 export const sessionOf = (messages: Message[]): string | undefined => messages.find((m) => m?.info?.sessionID)?.info.sessionID;
@@ -261,6 +269,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
     }
 
     // Messages: same count, same infos, parts a subsequence of the input's.
+    const carried = new Set<string>(); // reasoning tags shown in this call, by message
     if (input.length !== slice.length) fail("msg-count", `${where}: ${slice.length} messages became ${input.length}`);
     let lastUser = -1;
     slice.forEach((m, mi) => isUserMessage(m) && (lastUser = mi));
@@ -304,27 +313,55 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
           const stripped = r.text.replace(ECHO, "").replace(/[ \t]+\n/g, "\n");
           if (stripped.trim().length > 0) expected = JSON.stringify({ ...r, text: stripped });
         }
-        // the id tag, if any, is an addition: comparisons remove it
+        // the id tags, if any, are an addition: comparisons remove them. A part shows its own tag
+        // and the tags of the reasoning blocks before it in its message that it carries.
         let untagged = rendered;
-        const tag = id !== undefined ? tagOfPart.get(id) : undefined;
-        let shownTag: string | undefined;
-        if (o && tag && o.type === "tool" && isObject(o.state) && typeof o.state.output === "string" && o.state.output.endsWith(`\n[acp:${tag}]`)) {
-          shownTag = tag;
-          untagged = JSON.stringify({ ...o, state: { ...o.state, output: o.state.output.slice(0, -`\n[acp:${tag}]`.length) } });
+        let shown: string | undefined;
+        const shownText = o?.type === "tool" ? (isObject(o.state) && typeof o.state.output === "string" ? o.state.output : undefined) : o?.type === "text" && typeof o.text === "string" ? o.text : undefined;
+        const suffix = shownText === undefined ? undefined : SUFFIX.exec(shownText)?.[1];
+        const ours = (t: string) => {
+          const owner = state.ids?.[t];
+          if (owner === id) return true;
+          const at = rm.parts.findIndex((x) => x?.id === owner);
+          return at >= 0 && at < rm.parts.indexOf(r) && rm.parts[at].type === "reasoning";
+        };
+        if (o && suffix !== undefined && tagIds(suffix).every(ours)) {
+          const cut = (x: string) => x.slice(0, -(suffix.length + 1));
+          untagged = JSON.stringify(o.type === "tool" ? { ...o, state: { ...o.state, output: cut(shownText!) } } : { ...o, text: cut(shownText!) });
           if (untagged !== expected && rendered === expected) untagged = rendered; // the input already ended with the tag text
-          const tb = bytes(rendered) - bytes(untagged);
-          stats.tagged++;
-          stats.maxTagBytes = Math.max(stats.maxTagBytes, tb);
-          if (tb > 16) fail(`tag size ${id}`, `${where}: ${pname}: id tag adds ${tb} bytes`);
-          const rs = r.state;
-          const chars = isObject(rs) ? (isObject(rs.time) && rs.time.compacted ? 0 : typeof rs.output === "string" ? rs.output.length : (JSON.stringify(rs.output) ?? "").length) : 0;
-          if (!(r.type === "tool" && isObject(rs) && rs.status === "completed" && chars >= 400)) fail(`tag on ${id}`, `${where}: ${pname}: id tag on a part that is not a completed tool call with 400+ characters of output`);
+          else {
+            shown = suffix;
+            const n = tagIds(suffix).length;
+            const tb = (bytes(rendered) - bytes(untagged)) / n;
+            stats.tagged++;
+            for (const t of tagIds(suffix)) stats.tagKinds[t[0]] = (stats.tagKinds[t[0]] ?? 0) + 1;
+            stats.maxTagBytes = Math.max(stats.maxTagBytes, tb);
+            if (tb > 16) fail(`tag size ${id}`, `${where}: ${pname}: id tags add ${tb} bytes each`);
+            const rs = r.state;
+            const chars = isObject(rs) ? (isObject(rs.time) && rs.time.compacted ? 0 : typeof rs.output === "string" ? rs.output.length : (JSON.stringify(rs.output) ?? "").length) : 0;
+            const completed = r.type === "tool" && isObject(rs) && rs.status === "completed";
+            const sentText = r.type === "text" && role === "assistant" && !r.synthetic && !r.ignored && typeof r.text === "string";
+            const own = tagIds(suffix).filter((t) => state.ids?.[t] === id);
+            if (own.length > 1) fail(`two tags ${id}`, `${where}: ${pname}: two own tags ${own.join(", ")}`);
+            if (own.length && !((completed && chars >= 400) || (sentText && r.text!.length >= 400 && !rm.info?.summary)))
+              fail(`tag on ${id}`, `${where}: ${pname}: own id tag on a part that is neither a completed tool call with 400+ characters of output nor assistant text of 400+ characters`);
+            if (own.length < tagIds(suffix).length && !(completed || (sentText && r.text!.trim() !== "")))
+              fail(`carrier ${id}`, `${where}: ${pname}: a reasoning id on a part that is neither a completed tool call nor assistant text`);
+            for (const t of tagIds(suffix)) {
+              if (own.includes(t)) continue;
+              const k = `${mi}:${t}`;
+              if (carried.has(k)) fail(`reasoning tag twice ${t}`, `${where}: reasoning id ${t} shown twice in message ${mi}`);
+              carried.add(k);
+            }
+          }
         }
-        if (shownTag) {
-          const first = tr.tags.get(r);
-          if (first !== undefined && first !== shownTag) fail(`tag change ${id}`, `${where}: ${pname}: id tag ${first} became ${shownTag}`);
-          tr.tags.set(r, shownTag);
-        } else if (tr.tags.has(r) && o && o.type === "tool" && isObject(o.state) && typeof o.state.output === "string") fail(`tag lost ${id}`, `${where}: ${pname}: id tag ${tr.tags.get(r)} no longer shown`);
+        // A part keeps what it shows from call to call; a reasoning tag may move to the next
+        // carrier only when a part of its message was dropped (its old carrier).
+        const first = tr.tags.get(r);
+        if (first !== undefined && first !== shown && o && !rm.parts.some((x) => isDroppedPart(state, x) || (typeof x?.id === "string" && tr.restored.has(x.id))))
+          fail(`tag change ${id}`, `${where}: ${pname}: id tags ${first} became ${shown ?? "none"}`);
+        if (shown !== undefined) tr.tags.set(r, shown);
+        else if (o) tr.tags.delete(r);
 
         // (a) decided parts render identically from call to call; undecided ones render as the input
         if (decided) {

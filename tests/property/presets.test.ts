@@ -69,6 +69,7 @@ describe("presets on generated sessions", () => {
       expect(stats.repeats).toBeGreaterThan(0);
       expect(stats.restartCalls).toBeGreaterThan(0);
       expect(stats.tagged).toBeGreaterThan(0);
+      for (const kind of ["t", "m", "r"]) expect(stats.tagKinds[kind], `tags of kind ${kind}`).toBeGreaterThan(0);
     }
   });
 });
