@@ -15,7 +15,7 @@ function session() {
 }
 
 function pruned() {
-  const p = createPruner({ config: { commit: { minTokens: 0 }, tool: false } });
+  const p = createPruner({ config: { commit: { minTokens: 0 }, tool: false, rules: { "step-markers": "on" } } });
   const h = session();
   p.transform(structuredClone(h));
   return { p, h };
@@ -42,7 +42,7 @@ describe("/acp commands", () => {
     expect(text).not.toMatch(/step-markers/);
     expect(text).toContain(`(${free.length} more parts the provider never receives, e.g. step markers, not counted)`);
     // a session with only such prunes has nothing pruned yet
-    const q = createPruner({ config: { commit: { minTokens: 0 }, tool: false } });
+    const q = createPruner({ config: { commit: { minTokens: 0 }, tool: false, rules: { "step-markers": "on" } } });
     q.transform([user("hi"), assistant([], "hello")]);
     expect(q.explain(SID).length).toBeGreaterThan(0);
     expect(runCommand(q, SID, "stats", []).split("\n")[0]).toBe("acp stats: nothing pruned yet in this session (preset balanced).");

@@ -97,7 +97,7 @@ describe("plugin hooks", () => {
   });
 
   it("no id tags in the copy the compaction agent summarises; the main requests keep theirs", async () => {
-    const hooks = await plugin({ pruneNotification: "off" }, stub(() => []));
+    const hooks = await plugin({ pruneNotification: "off", idsFromTokens: 0 }, stub(() => []));
     const big = (i: number) => assistant([{ tool: "bash", input: { command: `cat ${i}` }, output: bigText(`f${i}`) }], `${"I read it. ".repeat(40)}[acp:t999]`);
     const history = [who(user("fix it")), big(1), big(2), who(user("go on")), big(3)];
     const main = JSON.stringify(await transform(hooks, history));

@@ -16,8 +16,8 @@ const PRESETS = ["compact", "balanced", "verbose", baseline("mask10.yaml"), base
 const VARIANTS: Partial<AcpConfig>[] = [
   {},
   { tool: false, commit: { minTokens: 0 } },
-  { commit: { minTokens: 500, pressureTokens: 3000, breakEven: 0 }, protectedTools: ["bash", "todowrite", "write"], protectedFiles: ["src/a.ts", "**/.env"] },
-  { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [] },
+  { commit: { minTokens: 500, pressureTokens: 3000, breakEven: 0 }, protectedTools: ["bash", "todowrite", "write"], protectedFiles: ["src/a.ts", "**/.env"], idsFromTokens: 0 },
+  { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [], idsFromTokens: 2000 },
 ];
 
 const sink = new ErrorSink();

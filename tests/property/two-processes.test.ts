@@ -16,7 +16,7 @@ import { ErrorSink, fcParams, PrunerPool, runsFor, timeoutFor, TMP } from "./inv
 const sink = new ErrorSink();
 const root = mkdtempSync(join(TMP, "acp-prop-two-"));
 const dir = join(root, "state");
-const make = () => createPruner({ preset: "compact", config: { commit: { minTokens: 0, breakEven: 0 } }, stateDir: dir, onError: sink.onError });
+const make = () => createPruner({ preset: "compact", config: { commit: { minTokens: 0, breakEven: 0 }, idsFromTokens: 0 }, stateDir: dir, onError: sink.onError });
 const pools = [new PrunerPool(make), new PrunerPool(make)];
 // Well-formed sessions: the subject here is the state file, not odd shapes.
 const FLAGS: GenFlags = { odd: 0, dupPartIds: false, dupMsgIds: false, outOfOrder: false, randomTools: false, maxTurns: 5 };
