@@ -38,7 +38,8 @@ describe("ids on the model's text and reasoning in the real host", () => {
 
   beforeAll(async () => {
     if (!fs.existsSync(ACP_PLUGIN)) throw new Error(`${ACP_PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
-    ws = await createWorkspace({ plugins: [ACP_PLUGIN] });
+    // ids from the first call (the default waits for a 20K-token prompt)
+    ws = await createWorkspace({ plugins: [ACP_PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 0 }) } });
   });
   afterAll(async () => ws?.dispose());
 
