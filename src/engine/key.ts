@@ -5,20 +5,42 @@ import type { PartNode } from "../graph/graph.js";
 import { getPath } from "./compile.js";
 import { factByName, type FactContext } from "./facts.js";
 
+/** JSON with object keys sorted; built by concatenation (no intermediate arrays): keys of large inputs are on the hot path. */
 function stableJson(v: unknown): string {
   if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) s += ",";
+      if (i in v) s += stableJson(v[i]); // a hole stays empty, as Array#map + join leave it
+    }
+    return `${s}]`;
+  }
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
-    .join(",")}}`;
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++)
+    if (keys[i - 1] > keys[i]) {
+      keys.sort();
+      break;
+    }
+  let s = "{";
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) s += ",";
+    s += `${JSON.stringify(keys[i])}:${stableJson(o[keys[i]])}`;
+  }
+  return `${s}}`;
+}
+
+/** The `path` filter; most paths are already normal, so they skip the four replacements. */
+function normalPath(v: string): string {
+  if (!v.includes("\\") && !v.includes("//") && !v.startsWith("./") && !v.endsWith("/")) return v;
+  return v.replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(\.\/)+/, "").replace(/(.)\/$/, "$1");
 }
 
 export const KEY_FILTERS: Record<string, { description: string; apply: (v: unknown) => string | undefined }> = {
   path: {
     description: "normalise a file path (./ and duplicate slashes removed, no trailing slash)",
-    apply: (v) => (typeof v === "string" ? v.replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(\.\/)+/, "").replace(/(.)\/$/, "$1") : undefined),
+    apply: (v) => (typeof v === "string" ? normalPath(v) : undefined),
   },
   squash: { description: "trim and collapse whitespace", apply: (v) => (typeof v === "string" ? v.trim().replace(/\s+/g, " ") : undefined) },
   head: { description: "first word (a command's program name)", apply: (v) => (typeof v === "string" ? v.trim().split(/\s+/)[0] || undefined : undefined) },
