@@ -5,7 +5,7 @@
 import type { Graph, PartNode } from "../graph/graph.js";
 import type { SessionRuntime } from "./session.js";
 import type { SessionState } from "./state.js";
-import { setUndoable, type Undo } from "./render.js";
+import { setOutput, setUndoable, writeLog, type Undo, type WriteLog } from "./render.js";
 
 export const ID_TAG = /\[acp:t[0-9a-z]+\]/g;
 export const tagOf = (id: string) => `[acp:${id}]`;
@@ -42,9 +42,9 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
   }
 }
 
-function tagOutput(n: PartNode, tag: string, undo: Undo): void {
+function tagOutput(n: PartNode, tag: string, log: WriteLog): void {
   const st = n.part.state;
-  if (n.part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(tag)) setUndoable(st, "output", `${st.output}\n${tag}`, undo);
+  if (n.part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(tag)) setOutput(st, `${st.output}\n${tag}`, log);
 }
 
 /** Strips tags the model echoed into its own text. */
@@ -62,18 +62,20 @@ function stripEchoes(graph: Graph, undo: Undo): void {
 /** Appends the id tags of the runtime's tagged parts and strips echoed ids. */
 export function renderIds(rt: SessionRuntime, undo: Undo = []): void {
   const nodes = rt.graph.nodes;
+  const log = writeLog(undo);
   for (const i of rt.tagged) {
     const n = nodes[i];
-    if (n?.tag) tagOutput(n, n.tag, undo);
+    if (n?.tag) tagOutput(n, n.tag, log);
   }
   stripEchoes(rt.graph, undo);
 }
 
 /** The same from the state record alone, for a graph the runtime did not build (repeats). */
 export function renderIdsById(graph: Graph, state: SessionState, undo: Undo = []): void {
+  const log = writeLog(undo);
   for (const [id, partId] of Object.entries(state.ids ?? {})) {
     const n = graph.byId.get(partId);
-    if (n) tagOutput(n, tagOf(id), undo);
+    if (n) tagOutput(n, tagOf(id), log);
   }
   stripEchoes(graph, undo);
 }

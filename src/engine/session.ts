@@ -51,6 +51,8 @@ export class SessionRuntime {
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
   candidates: number[][] = [];
+  /** Per rule: candidates whose patch is cached as not worth it; the phases skip them. */
+  dead: Set<number>[] = [];
   /** Per supersede rule: key → its group (the newest `when` member, and the members not marked yet). */
   private groups: Map<string, Group>[] = [];
   /** Rules whose static conditions can hold for a tool name (or a non-tool part: ""), in rule order. */
@@ -143,6 +145,7 @@ export class SessionRuntime {
     this.tagged = [];
     this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
+    this.dead = this.rules.rules.map(() => new Set());
     this.groups = this.rules.rules.map(() => new Map());
     this.marks.clear();
     this.pendingMarks.clear();
