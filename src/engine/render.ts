@@ -4,19 +4,70 @@ import type { Message } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
 import type { DecisionSlots } from "./state.js";
 
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify(v).length of plain JSON data, without building the text; -1 for anything else. */
+function plainJsonLength(v: unknown, depth: number): number {
+  if (v === null) return 4;
+  switch (typeof v) {
+    case "string":
+      return NEEDS_ESCAPE.test(v) ? JSON.stringify(v).length : v.length + 2;
+    case "number":
+      return Number.isFinite(v) ? String(v).length : 4;
+    case "boolean":
+      return v ? 4 : 5;
+    case "object":
+      break;
+    default:
+      return -1;
+  }
+  if (depth > 64) return -1;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return -1;
+    let n = v.length > 0 ? v.length + 1 : 2;
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return -1;
+      const m = plainJsonLength(v[i], depth + 1);
+      if (m < 0) return -1;
+      n += m;
+    }
+    return n;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return -1;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  let n = keys.length > 0 ? keys.length + 1 : 2;
+  for (let i = 0; i < keys.length; i++) {
+    const m = plainJsonLength(o[keys[i]], depth + 1);
+    if (m < 0) return -1;
+    n += plainJsonLength(keys[i], depth) + 1 + m;
+  }
+  return n;
+}
+
+/** textOf(v).length; a tool input's JSON is measured without being written out. */
+export function textLength(v: unknown): number {
+  if (typeof v === "string") return v.length;
+  if (v !== null && typeof v === "object" && typeof (Object.prototype as any).toJSON !== "function" && typeof (Array.prototype as any).toJSON !== "function") {
+    const n = plainJsonLength(v, 0);
+    if (n >= 0) return n;
+  }
+  return textOf(v).length;
+}
+
 /** Characters the provider receives for the slot a patch replaces (for token accounting). */
 export function slotChars(node: PartNode, patch: Patch): number {
   const p = node.part;
-  if (patch.input !== undefined) return textOf(p.state?.input ?? {}).length;
+  if (patch.input !== undefined) return textLength(p.state?.input ?? {});
   if (patch.output !== undefined) return toolResultText(p).length;
   if (patch.text !== undefined) return (p.text ?? "").length;
   if (patch.asText !== undefined) return textOf(p.url).length;
-  if (patch.drop) return p.type === "tool" ? toolResultText(p).length + textOf(p.state?.input).length : textOf(p.text).length;
+  if (patch.drop) return p.type === "tool" ? toolResultText(p).length + textLength(p.state?.input) : textOf(p.text).length;
   return 0;
 }
 
 export function patchChars(patch: Patch): number {
-  if (patch.input !== undefined) return textOf(patch.input).length;
+  if (patch.input !== undefined) return textLength(patch.input);
   return (patch.output ?? patch.text ?? patch.asText ?? "").length;
 }
 

@@ -53,8 +53,10 @@ export class SessionRuntime {
   candidates: number[][] = [];
   /** Per rule: candidates whose patch is cached as not worth it; the phases skip them. */
   dead: Set<number>[] = [];
-  /** Per supersede rule: key → its group (the newest `when` member, and the members not marked yet). */
+  /** Per supersede rule: key (its group name) → its group (the newest `when` member, and the members not marked yet). */
   private groups: Map<string, Group>[] = [];
+  /** Long strings of keyed inputs, interned for group names (CompiledKey.group). */
+  private strings = new Map<string, number>();
   /** Rules whose static conditions can hold for a tool name (or a non-tool part: ""), in rule order. */
   private byTool = new Map<string | undefined, CompiledRule[]>();
   /** Per rule: slot of its key template in the per-part key cache (-1: its key reads the rule's params). */
@@ -107,6 +109,13 @@ export class SessionRuntime {
     return n.slots?.output?.rule;
   }
 
+  /**
+   * Set while update() runs on a session without any decision: attach then skips the lookup of
+   * every part id in the record (a property lookup by a fresh string costs its interning), except
+   * for the names the record inherits.
+   */
+  private inherited?: Set<string | symbol>;
+
   /** Brings the caches up to date with `graph`; returns true when they were rebuilt. */
   update(graph: Graph): boolean {
     const prevCount = this.graph === undefined ? 0 : this.seen;
@@ -116,7 +125,12 @@ export class SessionRuntime {
     const rebuilt = this.stale || graph.reused < prevCount || this.built !== graph.nodes[0];
     this.stale = false;
     if (rebuilt) this.reset();
-    for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
+    this.inherited = nodes.length - this.seen > 64 && isEmptyRecord(this.state.decisions) ? new Set(Reflect.ownKeys(Object.prototype)) : undefined;
+    try {
+      for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
+    } finally {
+      this.inherited = undefined;
+    }
     this.seen = nodes.length;
     this.built = nodes[0];
     return rebuilt;
@@ -130,7 +144,8 @@ export class SessionRuntime {
   /** Decisions committed for a part: attached to its node (render and phases read them there). */
   attach(n: PartNode): void {
     if (this.graph.byId.get(n.part.id) !== n) return; // a duplicate id: decisions belong to the first part
-    const slots = this.state.decisions[n.part.id];
+    const partId = n.part.id;
+    const slots = this.inherited && !this.inherited.has(partId) ? undefined : this.state.decisions[partId];
     n.slots = slots;
     if (slots) this.decided.push(n.index);
     const id = this.idByPart.get(n.part.id);
@@ -147,6 +162,7 @@ export class SessionRuntime {
     this.candidates = this.rules.rules.map(() => []);
     this.dead = this.rules.rules.map(() => new Set());
     this.groups = this.rules.rules.map(() => new Map());
+    this.strings = new Map();
     this.marks.clear();
     this.pendingMarks.clear();
     this.patches = [];
@@ -167,12 +183,12 @@ export class SessionRuntime {
     return list;
   }
 
-  /** A rule's supersede key for a part; rules sharing a template compute it once per part. */
+  /** The group name of a rule's supersede key for a part; rules sharing a template compute it once per part. */
   private keyOf(r: CompiledRule, n: PartNode, ctx: FactContext): string | undefined {
     const k = this.keySlot[r.index];
-    if (k < 0) return r.key!.get(n, ctx);
+    if (k < 0) return r.key!.group(n, ctx, this.strings);
     if (this.keyPart[k] !== n) {
-      this.keyVals[k] = r.key!.get(n, ctx);
+      this.keyVals[k] = r.key!.group(n, ctx, this.strings);
       this.keyPart[k] = n;
     }
     return this.keyVals[k];
@@ -232,6 +248,13 @@ export class SessionRuntime {
     }
     open.length = kept;
   }
+}
+
+/** A plain object without own properties (an empty decision record). */
+function isEmptyRecord(o: object): boolean {
+  if (Object.getPrototypeOf(o) !== Object.prototype) return false;
+  for (const _ in o) return false;
+  return Reflect.ownKeys(o).length === 0;
 }
 
 /** A supersede group: members oldest first; only those no rule has marked yet are kept. */

@@ -135,6 +135,7 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
   let calls = 0;
   let tokens = 0;
   let lastUserMsgIndex = -1;
+  let reused = 0; // leading nodes carried over from prev
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0 };
   for (let mi = 0; mi < messages.length; mi++) {
@@ -163,6 +164,7 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
           old.partIndex = pi;
           old.isTool = isTool;
           nodes.push(old);
+          reused++;
           if (isTool) calls++;
           if (completed) tokens += tokensOf(old.outputChars);
           if (old.tokensThrough !== tokens) old.tokensThrough = tokens; // only if a signature hid a status change
@@ -179,8 +181,6 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
   clock.turns = turn;
   clock.calls = calls;
   clock.tokens = tokens;
-  let reused = 0;
-  while (reused < nodes.length && reused < prevNodes.length && nodes[reused] === prevNodes[reused]) reused++;
   let byId: Map<string, PartNode>;
   if (prev && reused === prevNodes.length) byId = prev.byId;
   else {
