@@ -2,7 +2,7 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { TERMINAL, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
+import { charsFrom, TERMINAL, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { patchChars, slotChars } from "./render.js";
@@ -95,7 +95,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const decisions = state.decisions;
   rt.decidedNow = new Map();
   const wanted: Wanted[] = [];
-  const taken = (n: PartNode, slot: "output" | "input") => n.slots?.[slot] !== undefined;
+  const taken = (n: PartNode, slot: "output" | "input") => (slot === "output" ? n.slots?.output : n.slots?.input) !== undefined;
 
   evaluateProtection(rt);
 
@@ -194,8 +194,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function paysOff(list: Wanted[], freed: number): boolean {
     if (!(policy.breakEven > 0) || freed <= 0) return false;
     const first = Math.min(...list.map((w) => w.node.index));
-    let after = 0;
-    for (let i = first; i < nodes.length; i++) after += nodes[i].outputChars + (typeof nodes[i].part.text === "string" ? nodes[i].part.text!.length : 0);
+    const after = charsFrom(graph, first);
     return freed * Math.max(1, state.calls) >= policy.breakEven * tokensOf(after);
   }
 

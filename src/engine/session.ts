@@ -6,6 +6,7 @@ import type { FactContext } from "./facts.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import type { SessionState } from "./state.js";
 import { getPath } from "./compile.js";
+import type { Condition, Leaf } from "../rules/types.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -57,8 +58,10 @@ export class SessionRuntime {
   private groups: Map<string, Group>[] = [];
   /** Long strings of keyed inputs, interned for group names (CompiledKey.group). */
   private strings = new Map<string, number>();
-  /** Rules whose static conditions can hold for a tool name (or a non-tool part: ""), in rule order. */
-  private byTool = new Map<string | undefined, CompiledRule[]>();
+  /** Rules whose static conditions can hold for a part type and tool name (undefined: not a tool part), in rule order. */
+  private byType = new Map<string, Map<string | undefined, CompiledRule[]>>();
+  /** Per rule: the part types its `when` and its `by` require (a top-level partType equal/in), if any. */
+  private readonly types: { when?: Set<string>; by?: Set<string> }[];
   /** Per rule: slot of its key template in the per-part key cache (-1: its key reads the rule's params). */
   private readonly keySlot: number[];
   private readonly keyVals: (string | undefined)[];
@@ -93,6 +96,7 @@ export class SessionRuntime {
       if (k === undefined) slots.set(r.key.template, (k = slots.size));
       return k;
     });
+    this.types = rules.rules.map((r) => ({ when: requiredTypes(r.spec.when), by: requiredTypes((r.spec.then as { by?: Condition }).by) }));
     this.keyVals = new Array(slots.size).fill(undefined);
     this.keyPart = new Array(slots.size).fill(undefined);
     this.reset();
@@ -169,16 +173,23 @@ export class SessionRuntime {
     this.protectedBy.clear();
   }
 
-  /** The rules that can apply to a part of this tool (undefined: a part that is not a tool call). */
-  private rulesFor(tool: string | undefined): CompiledRule[] {
-    let list = this.byTool.get(tool);
+  /** The rules that can apply to a part of this type and tool (undefined: a part that is not a tool call). */
+  private rulesFor(type: string, tool: string | undefined): CompiledRule[] {
+    let byTool = this.byType.get(type);
+    if (!byTool) {
+      if (this.byType.size > 1000) this.byType.clear(); // odd histories: types and tool names are data
+      this.byType.set(type, (byTool = new Map()));
+    }
+    let list = byTool.get(tool);
     if (!list) {
-      // Tool dispatch of `when` (and of a supersede rule's `by`): a rule left out here would
-      // evaluate both to false on this part, so skipping it changes nothing.
-      const admits = (c: { tools?: Set<string> } | undefined) => c !== undefined && (!c.tools || (tool !== undefined && c.tools.has(tool)));
-      list = this.rules.rules.filter((r) => admits(r.staticWhen) || (r.phase === "supersede" && (r.by ? admits(r.by) : false)));
-      if (this.byTool.size > 1000) this.byTool.clear(); // odd histories: tool names are data
-      this.byTool.set(tool, list);
+      // Dispatch on a top-level `tool` / `partType` equal|in of `when` (and of a supersede rule's
+      // `by`): a rule left out here would evaluate both to false on this part, so skipping it
+      // changes nothing.
+      const admits = (c: { tools?: Set<string> } | undefined, types: Set<string> | undefined) =>
+        c !== undefined && (!c.tools || (tool !== undefined && c.tools.has(tool))) && (!types || types.has(type));
+      list = this.rules.rules.filter((r) => admits(r.staticWhen, this.types[r.index].when) || (r.phase === "supersede" && (r.by ? admits(r.by, this.types[r.index].by) : false)));
+      if (byTool.size > 1000) byTool.clear();
+      byTool.set(tool, list);
     }
     return list;
   }
@@ -196,8 +207,9 @@ export class SessionRuntime {
 
   private process(n: PartNode) {
     this.attach(n);
-    const tool = n.part.type === "tool" ? n.part.tool : undefined;
-    const rules = typeof tool === "string" || tool === undefined ? this.rulesFor(tool) : this.rules.rules;
+    const type = n.part.type;
+    const tool = type === "tool" ? n.part.tool : undefined;
+    const rules = typeof type === "string" && (typeof tool === "string" || tool === undefined) ? this.rulesFor(type, tool) : this.rules.rules;
     for (let ri = 0; ri < rules.length; ri++) {
       const r = rules[ri];
       const tools = r.staticWhen.tools;
@@ -248,6 +260,19 @@ export class SessionRuntime {
     }
     open.length = kept;
   }
+}
+
+/** Part types a condition requires: a top-level `{fact: partType, operator: equal|in}` with literal strings. */
+function requiredTypes(cond: Condition | undefined): Set<string> | undefined {
+  if (!cond || typeof cond !== "object") return undefined;
+  const leaves = "all" in cond && Array.isArray(cond.all) ? cond.all : [cond];
+  for (const l of leaves) {
+    const leaf = l as Leaf;
+    if (leaf.fact !== "partType" || leaf.path) continue;
+    if (leaf.operator === "equal" && typeof leaf.value === "string") return new Set([leaf.value]);
+    if (leaf.operator === "in" && Array.isArray(leaf.value) && leaf.value.every((x) => typeof x === "string")) return new Set(leaf.value as string[]);
+  }
+  return undefined;
 }
 
 /** A plain object without own properties (an empty decision record). */

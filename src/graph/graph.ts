@@ -110,6 +110,8 @@ class Node implements PartNode {
     /** Completed tool output tokens of this part and every part before it. */
     public tokensThrough: number,
     readonly clock: Clock,
+    /** Characters (tool output as sent + text) of this part and every part before it, this call. */
+    public charsThrough: number,
   ) {}
   get ageTurns(): number {
     return this.clock.turns - this.turn;
@@ -120,6 +122,21 @@ class Node implements PartNode {
   get toolTokensNewer(): number {
     return this.clock.tokens - this.tokensThrough;
   }
+}
+
+/**
+ * Σ outputChars + text length over nodes[first..]: the characters from a part to the end of the
+ * prompt (commit policy), from the running totals of the walk instead of a pass over the parts.
+ */
+export function charsFrom(g: Graph, first: number): number {
+  const nodes = g.nodes;
+  if (first >= nodes.length) return 0;
+  const last = nodes[nodes.length - 1] as Partial<Node>;
+  const before = first > 0 ? (nodes[first - 1] as Partial<Node>).charsThrough : 0;
+  if (typeof last.charsThrough === "number" && typeof before === "number") return last.charsThrough - before;
+  let after = 0; // nodes not built by buildGraph
+  for (let i = first; i < nodes.length; i++) after += nodes[i].outputChars + (typeof nodes[i].part.text === "string" ? nodes[i].part.text!.length : 0);
+  return after;
 }
 
 /**
@@ -136,6 +153,7 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
   let tokens = 0;
   let lastUserMsgIndex = -1;
   let reused = 0; // leading nodes carried over from prev
+  let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0 };
   for (let mi = 0; mi < messages.length; mi++) {
@@ -168,13 +186,18 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
           if (isTool) calls++;
           if (completed) tokens += tokensOf(old.outputChars);
           if (old.tokensThrough !== tokens) old.tokensThrough = tokens; // only if a signature hid a status change
+          const text = part.text;
+          chars += old.outputChars + (typeof text === "string" ? text.length : 0);
+          old.charsThrough = chars;
           continue;
         }
         reusing = false;
       }
       const outputChars = isTool ? toolResultText(part).length : 0;
       if (completed) tokens += tokensOf(outputChars);
-      nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock));
+      const text = part.text;
+      chars += outputChars + (typeof text === "string" ? text.length : 0);
+      nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock, chars));
       if (isTool) calls++;
     }
   }
