@@ -5,11 +5,19 @@
 //             add 5 parts in the current turn or in a new turn, on a warm history
 // Targets (issue): corpus median ≤ 1 ms, incremental ≤ 2 ms, cold ≤ 50 ms.
 // Wall time is judged against the targets; CPU time (process.cpuUsage, all threads) is printed
-// beside it because other load on the machine inflates wall time (the load average is printed).
+// beside it because other load on the machine inflates wall time (the load average is printed),
+// and so is the garbage collection that fell inside the timed calls (V8 "gc" entries).
+//
+// npm run bench -- --scale [--json out.json]: the same measures on generated sessions of 1,000,
+// 5,000 and 10,000 messages and on one with a 50 MB tool output, each case in its own process so
+// that its peak RSS is its own; prints the growth factors between sizes. docs/bench.md explains
+// the figures.
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { performance, PerformanceObserver } from "node:perf_hooks";
 import { createPruner } from "../src/engine/pruner.js";
 import { buildGraph } from "../src/graph/graph.js";
 import type { Message } from "../src/graph/types.js";
@@ -21,9 +29,26 @@ const REPEATS = 40;
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const round = (x: number) => Math.round(x * 1000) / 1000;
+const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
+
+// Garbage collection inside the timed windows: V8 reports each pause as a "gc" entry, delivered
+// asynchronously, so the windows are matched with the entries at the end (settleGc).
+const gcPauses: { start: number; duration: number }[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push({ start: e.startTime, duration: e.duration });
+}).observe({ entryTypes: ["gc"] });
+const windows: { start: number; end: number; sample: Sample }[] = [];
+async function settleGc(): Promise<void> {
+  await new Promise((r) => setTimeout(r, 50));
+  for (const w of windows) w.sample.gc = gcPauses.filter((p) => p.start >= w.start && p.start < w.end).reduce((s, p) => s + p.duration, 0);
+  windows.length = 0;
+}
+
 interface Sample {
   wall: number;
   cpu: number;
+  /** Garbage collection pauses that started inside the call. */
+  gc: number;
 }
 interface Stats {
   n: number;
@@ -31,6 +56,7 @@ interface Stats {
   p95: number;
   max: number;
   cpuMedian: number;
+  gcMedian: number;
 }
 function stats(xs: Sample[]): Stats {
   const q = (vs: number[], p: number) => {
@@ -38,18 +64,25 @@ function stats(xs: Sample[]): Stats {
     return round(s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]);
   };
   const wall = xs.map((x) => x.wall);
-  return { n: xs.length, median: q(wall, 0.5), p95: q(wall, 0.95), max: q(wall, 1), cpuMedian: q(xs.map((x) => x.cpu), 0.5) };
+  return { n: xs.length, median: q(wall, 0.5), p95: q(wall, 0.95), max: q(wall, 1), cpuMedian: q(xs.map((x) => x.cpu), 0.5), gcMedian: q(xs.map((x) => x.gc), 0.5) };
+}
+
+/** Times `fn` (wall and CPU); the garbage collection inside it is filled in by settleGc. */
+function measure(fn: () => void): Sample {
+  const c = process.cpuUsage();
+  const start = performance.now();
+  fn();
+  const end = performance.now();
+  const used = process.cpuUsage(c);
+  const sample = { wall: end - start, cpu: (used.user + used.system) / 1000, gc: 0 };
+  windows.push({ start, end, sample });
+  return sample;
 }
 
 /** One timed transform on a fresh copy (the copy is not timed). */
 function timed(pruner: ReturnType<typeof createPruner>, messages: Message[]): Sample {
   const copy = deepCopy(messages);
-  const c = process.cpuUsage();
-  const t = performance.now();
-  pruner.transform(copy);
-  const wall = performance.now() - t;
-  const used = process.cpuUsage(c);
-  return { wall, cpu: (used.user + used.system) / 1000 };
+  return measure(() => pruner.transform(copy));
 }
 
 function newPruner() {
@@ -74,23 +107,23 @@ function corpusBench() {
   for (let k = 0; k < 5; k++) coldFull.push(timed(newPruner().p, messages));
   return {
     session: `c7d2069e-c561-4759-8adf-b0745be78c29 (${messages.length} messages, ${calls.length} calls, ${messages.reduce((s, m) => s + m.parts.length, 0)} parts)`,
-    firstCallColdProcess: stats(first.slice(0, 1)),
-    firstCall: stats(warm.slice(0, 1)),
-    perCall: stats(warm.slice(1)),
-    perCallColdProcess: stats(first.slice(1)),
-    coldFullHistory: stats(coldFull),
+    first,
+    warm,
+    coldFull,
   };
 }
 
-function generatedBench() {
-  const base = generateSession({ seed: 1, turns: 1000, stepsPerTurn: 1, toolsPerStep: 10 });
-  const toolParts = base.reduce((s, m) => s + m.parts.filter((p) => p.type === "tool").length, 0);
-  const parts = base.reduce((s, m) => s + m.parts.length, 0);
-  // cold full pass: a new pruner (restart) on the whole history, in a warm process
-  const coldRuns: Sample[] = [];
-  for (let k = 0; k < 5; k++) {
+const countParts = (ms: Message[]) => ms.reduce((s, m) => s + m.parts.length, 0);
+const countTools = (ms: Message[]) => ms.reduce((s, m) => s + m.parts.filter((p) => p.type === "tool").length, 0);
+
+/** A cold full pass (new pruners), then calls adding 5 parts in the current turn or a new turn. */
+function sessionBench(base: Message[], coldRuns: number, repeats: number) {
+  const cold: Sample[] = [];
+  for (let k = 0; k < coldRuns; k++) {
     gc();
-    coldRuns.push(timed(newPruner().p, base));
+    const { p, errors } = newPruner();
+    cold.push(timed(p, base));
+    if (errors.length) throw errors[0];
   }
   // warm history, then calls that add 5 parts: 5 tool calls in a new step of the current turn,
   // or a new turn (1 user text + 4 tool calls)
@@ -99,71 +132,192 @@ function generatedBench() {
   timed(p, history);
   const same: Sample[] = [];
   const turn: Sample[] = [];
-  for (let k = 0; k < REPEATS; k++) {
+  for (let k = 0; k < repeats; k++) {
     history = appendStep(history, 1000 + 2 * k, 5, false);
     same.push(timed(p, history));
     history = appendStep(history, 1001 + 2 * k, 4, true);
     turn.push(timed(p, history));
   }
   if (errors.length) throw errors[0];
-  const last = p.lastCall(base[0].info.sessionID);
+  const sessionID = base[0].info.sessionID;
+  return { cold, same, turn, history, decisions: Object.keys(p.state(sessionID).decisions).length, rebuilt: p.lastCall(sessionID)?.rebuilt ?? null };
+}
+
+async function mainBench() {
+  const corpus = corpusBench();
+  const base = generateSession({ seed: 1, turns: 1000, stepsPerTurn: 1, toolsPerStep: 10 });
+  const gen = sessionBench(base, 5, REPEATS);
   // the floor every call pays: building the graph of the whole history (part of transform)
   const graphOnly: Sample[] = [];
+  // and below it, one read pass over the fresh copy alone: the part, its state and its output,
+  // as the graph walk, render and the id tags each touch them (memory-bound on a copy this size)
+  const readPass: Sample[] = [];
   for (let k = 0; k < 10; k++) {
-    const copy = deepCopy(history);
-    const c = process.cpuUsage();
-    const t = performance.now();
-    buildGraph(copy);
-    const wall = performance.now() - t;
-    const used = process.cpuUsage(c);
-    graphOnly.push({ wall, cpu: (used.user + used.system) / 1000 });
+    const copy = deepCopy(gen.history);
+    graphOnly.push(measure(() => buildGraph(copy)));
+    const again = deepCopy(gen.history);
+    let sink = 0;
+    readPass.push(
+      measure(() => {
+        for (const m of again)
+          for (const part of m.parts) {
+            const st = part.state;
+            sink += part.id.length + (st && typeof st.output === "string" ? st.output.length : 0);
+          }
+      }),
+    );
+    if (sink < 0) console.log(sink);
   }
-  return {
-    session: `generated (${base.length} messages, ${toolParts} tool parts, ${parts} parts, 1000 turns)`,
-    coldFullPass: stats(coldRuns),
-    sameTurnPlus5: stats(same),
-    newTurnPlus5: stats(turn),
+  await settleGc();
+  const corpusStats = {
+    session: corpus.session,
+    firstCallColdProcess: stats(corpus.first.slice(0, 1)),
+    firstCall: stats(corpus.warm.slice(0, 1)),
+    perCall: stats(corpus.warm.slice(1)),
+    perCallColdProcess: stats(corpus.first.slice(1)),
+    coldFullHistory: stats(corpus.coldFull),
+  };
+  const generated = {
+    session: `generated (${base.length} messages, ${countTools(base)} tool parts, ${countParts(base)} parts, 1000 turns)`,
+    coldFullPass: stats(gen.cold),
+    sameTurnPlus5: stats(gen.same),
+    newTurnPlus5: stats(gen.turn),
     buildGraphOnly: stats(graphOnly),
-    decisions: Object.keys(p.state(base[0].info.sessionID).decisions).length,
-    rebuiltOnLastCall: last?.rebuilt ?? null,
+    readPassOnly: stats(readPass),
+    decisions: gen.decisions,
+    rebuiltOnLastCall: gen.rebuilt,
+  };
+  const peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
+  const targets = {
+    "corpus median ≤ 1 ms": corpusStats.perCall.median <= 1,
+    "incremental median ≤ 2 ms (same turn and new turn)": generated.sameTurnPlus5.median <= 2 && generated.newTurnPlus5.median <= 2,
+    "cold ≤ 50 ms (generated full pass, median)": generated.coldFullPass.median <= 50,
+  };
+  const result = { node: process.version, preset: PRESET, loadavg: load(), corpus: corpusStats, generated, peakRssMB, targets };
+
+  const num = (x: number) => String(x).padStart(9);
+  const row = (name: string, s: Stats) =>
+    `${name.padEnd(42)} ${num(s.median)} ${s.n > 1 ? num(s.p95) : "".padStart(9)} ${s.n > 1 ? num(s.max) : "".padStart(9)} ${num(s.cpuMedian)} ${num(s.gcMedian)} ${String(s.n).padStart(4)}`;
+  console.log(`transform ms (${PRESET}, node ${process.version}, load average ${result.loadavg.join(" ")})`);
+  console.log(`${"".padEnd(42)} ${"median".padStart(9)} ${"p95".padStart(9)} ${"max".padStart(9)} ${"cpu med".padStart(9)} ${"gc med".padStart(9)} ${"n".padStart(4)}`);
+  console.log(`corpus: ${corpusStats.session}`);
+  console.log(row("  per call (new pruner, warm process)", corpusStats.perCall));
+  console.log(row("  per call (first replay in the process)", corpusStats.perCallColdProcess));
+  console.log(row("  first call (new pruner)", corpusStats.firstCall));
+  console.log(row("  first call of the process", corpusStats.firstCallColdProcess));
+  console.log(row("  cold: new pruner, full history", corpusStats.coldFullHistory));
+  console.log(`generated: ${generated.session}`);
+  console.log(row("  cold full pass (new pruner)", generated.coldFullPass));
+  console.log(row("  +5 parts, same turn (warm)", generated.sameTurnPlus5));
+  console.log(row("  +5 parts, new turn (warm)", generated.newTurnPlus5));
+  console.log(row("  of which buildGraph alone (same history)", generated.buildGraphOnly));
+  console.log(row("  floor: one read pass over the copy", generated.readPassOnly));
+  console.log(`  ${generated.decisions} decisions rendered per call; caches rebuilt on the last call: ${generated.rebuiltOnLastCall}`);
+  console.log(`peak RSS ${peakRssMB} MB`);
+  for (const [t, ok] of Object.entries(targets)) console.log(`${ok ? "PASS" : "MISS"}  ${t}`);
+  return result;
+}
+
+// --scale: one case per child process (peak RSS per case).
+const SCALE_CASES = ["gen1000", "gen5000", "gen10000", "output50mb"] as const;
+type ScaleCase = (typeof SCALE_CASES)[number];
+const BIG_OUTPUT_MB = 50;
+
+interface CaseResult {
+  case: ScaleCase;
+  messages: number;
+  parts: number;
+  toolParts: number;
+  largestOutputMB: number;
+  cold: Stats;
+  incremental: Stats;
+  decisions: number;
+  peakRssMB: number;
+}
+
+/** The history of a case: generated as the main bench's session, at another length. */
+function caseHistory(name: ScaleCase): Message[] {
+  if (name !== "output50mb") return generateSession({ seed: 1, turns: Number(name.slice(3)) / 2, stepsPerTurn: 1, toolsPerStep: 10 });
+  // 1,000 ordinary messages, and one read in the middle returned 50 MB
+  const messages = generateSession({ seed: 2, turns: 500, stepsPerTurn: 1, toolsPerStep: 10 });
+  const line = "export function handler(request: Request): Promise<Response> { return fetch(request); } // filler\n";
+  const big = line.repeat(Math.ceil((BIG_OUTPUT_MB * 1024 * 1024) / line.length));
+  const tools = messages.flatMap((m) => m.parts.filter((p) => p.type === "tool" && p.state?.status === "completed"));
+  const target = tools[Math.floor(tools.length / 2)];
+  target.tool = "read";
+  target.state = { ...target.state, input: { filePath: "src/generated/huge.ts" }, output: big };
+  return messages;
+}
+
+async function runCase(name: ScaleCase): Promise<CaseResult> {
+  sessionBench(generateSession({ seed: 3, turns: 200, stepsPerTurn: 1, toolsPerStep: 10 }), 2, 5); // warm the JIT, untimed
+  windows.length = 0;
+  const base = caseHistory(name);
+  const big = name === "output50mb";
+  const r = sessionBench(base, big ? 5 : 3, big ? 10 : 10);
+  await settleGc();
+  const largest = base.reduce((mx, m) => m.parts.reduce((x, p) => Math.max(x, typeof p.state?.output === "string" ? p.state.output.length : 0), mx), 0);
+  return {
+    case: name,
+    messages: base.length,
+    parts: countParts(base),
+    toolParts: countTools(base),
+    largestOutputMB: round(largest / 1024 / 1024),
+    cold: stats(r.cold),
+    incremental: stats([...r.same, ...r.turn]),
+    decisions: r.decisions,
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
   };
 }
 
-const corpus = corpusBench();
-const generated = generatedBench();
-const peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
-const targets = {
-  "corpus median ≤ 1 ms": corpus.perCall.median <= 1,
-  "incremental median ≤ 2 ms (same turn and new turn)": generated.sameTurnPlus5.median <= 2 && generated.newTurnPlus5.median <= 2,
-  "cold ≤ 50 ms (generated full pass, median)": generated.coldFullPass.median <= 50,
-};
-const load = loadavg().map((x) => Math.round(x * 100) / 100);
-const result = { node: process.version, preset: PRESET, loadavg: load, corpus, generated, peakRssMB, targets };
+async function scaleBench() {
+  const script = fileURLToPath(import.meta.url);
+  const cases: CaseResult[] = [];
+  for (const name of SCALE_CASES) {
+    const child = spawnSync(process.execPath, [...process.execArgv, script, "--case", name], { encoding: "utf8", maxBuffer: 1 << 26 });
+    if (child.status !== 0) throw new Error(`case ${name} failed (${child.status}): ${child.stderr}`);
+    cases.push(JSON.parse(child.stdout.trim().split("\n").pop()!) as CaseResult);
+  }
+  const gens = cases.filter((c) => c.case !== "output50mb");
+  const growth = gens.slice(1).map((c, i) => {
+    const a = gens[i];
+    const f = (x: number, y: number) => round(y / x);
+    return { from: a.case, to: c.case, messages: f(a.messages, c.messages), cold: f(a.cold.median, c.cold.median), coldCpu: f(a.cold.cpuMedian, c.cold.cpuMedian), incremental: f(a.incremental.median, c.incremental.median), incrementalCpu: f(a.incremental.cpuMedian, c.incremental.cpuMedian) };
+  });
+  const result = { node: process.version, preset: PRESET, loadavg: load(), cases, growth };
 
-const num = (x: number) => String(x).padStart(9);
-const row = (name: string, s: Stats) =>
-  `${name.padEnd(42)} ${num(s.median)} ${s.n > 1 ? num(s.p95) : "".padStart(9)} ${s.n > 1 ? num(s.max) : "".padStart(9)} ${num(s.cpuMedian)} ${String(s.n).padStart(4)}`;
-console.log(`transform ms (${PRESET}, node ${process.version}, load average ${load.join(" ")})`);
-console.log(`${"".padEnd(42)} ${"median".padStart(9)} ${"p95".padStart(9)} ${"max".padStart(9)} ${"cpu med".padStart(9)} ${"n".padStart(4)}`);
-console.log(`corpus: ${corpus.session}`);
-console.log(row("  per call (new pruner, warm process)", corpus.perCall));
-console.log(row("  per call (first replay in the process)", corpus.perCallColdProcess));
-console.log(row("  first call (new pruner)", corpus.firstCall));
-console.log(row("  first call of the process", corpus.firstCallColdProcess));
-console.log(row("  cold: new pruner, full history", corpus.coldFullHistory));
-console.log(`generated: ${generated.session}`);
-console.log(row("  cold full pass (new pruner)", generated.coldFullPass));
-console.log(row("  +5 parts, same turn (warm)", generated.sameTurnPlus5));
-console.log(row("  +5 parts, new turn (warm)", generated.newTurnPlus5));
-console.log(row("  of which buildGraph alone (same history)", generated.buildGraphOnly));
-console.log(`  ${generated.decisions} decisions rendered per call; caches rebuilt on the last call: ${generated.rebuiltOnLastCall}`);
-console.log(`peak RSS ${peakRssMB} MB`);
-for (const [t, ok] of Object.entries(targets)) console.log(`${ok ? "PASS" : "MISS"}  ${t}`);
-
-const at = process.argv.indexOf("--json");
-if (at > 0) {
-  const file = process.argv[at + 1];
-  if (!file) throw new Error("--json needs a file path");
-  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  console.log(`wrote ${file}`);
+  const pad = (x: unknown, n = 9) => String(x).padStart(n);
+  console.log(`scale (${PRESET}, node ${process.version}, load average ${result.loadavg.join(" ")}); ms per transform call, each case in its own process`);
+  console.log(`${"case".padEnd(11)} ${pad("messages")} ${pad("parts")} ${pad("decided")} ${pad("cold")} ${pad("cold cpu")} ${pad("incr")} ${pad("incr p95")} ${pad("incr cpu")} ${pad("incr gc")} ${pad("peak RSS")}`);
+  for (const c of cases)
+    console.log(
+      `${c.case.padEnd(11)} ${pad(c.messages)} ${pad(c.parts)} ${pad(c.decisions)} ${pad(c.cold.median)} ${pad(c.cold.cpuMedian)} ${pad(c.incremental.median)} ${pad(c.incremental.p95)} ${pad(c.incremental.cpuMedian)} ${pad(c.incremental.gcMedian)} ${pad(`${c.peakRssMB} MB`)}`,
+    );
+  console.log("growth (ratio of medians; linear = the messages ratio, quadratic = its square):");
+  for (const g of growth)
+    console.log(`  ${g.from} → ${g.to}: messages ×${g.messages}, cold ×${g.cold} (cpu ×${g.coldCpu}), incremental ×${g.incremental} (cpu ×${g.incrementalCpu})`);
+  const big = cases.find((c) => c.case === "output50mb");
+  if (big) console.log(`output50mb: ${big.messages} messages with one ${big.largestOutputMB} MB tool output; cold ${big.cold.median} ms, incremental ${big.incremental.median} ms per call`);
+  return result;
 }
+
+async function main() {
+  const args = process.argv.slice(2);
+  const caseAt = args.indexOf("--case");
+  if (caseAt >= 0) {
+    const name = args[caseAt + 1] as ScaleCase;
+    if (!SCALE_CASES.includes(name)) throw new Error(`unknown case ${name} (known: ${SCALE_CASES.join(", ")})`);
+    console.log(JSON.stringify(await runCase(name)));
+    return;
+  }
+  const result = args.includes("--scale") ? await scaleBench() : await mainBench();
+  const at = args.indexOf("--json");
+  if (at >= 0) {
+    const file = args[at + 1];
+    if (!file) throw new Error("--json needs a file path");
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`wrote ${file}`);
+  }
+}
+
+await main();

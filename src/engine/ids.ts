@@ -11,7 +11,7 @@ import type { Graph, PartNode } from "../graph/graph.js";
 import type { Part } from "../graph/types.js";
 import type { SessionRuntime } from "./session.js";
 import type { DecisionSlots, SessionState } from "./state.js";
-import { setUndoable, type Undo } from "./render.js";
+import { setOutput, setUndoable, writeLog, type Undo, type WriteLog } from "./render.js";
 
 /** t: tool output, m: assistant message text, r: reasoning. */
 export type IdKind = "t" | "m" | "r";
@@ -97,9 +97,9 @@ function suffixes(nodes: PartNode[], tagged: [PartNode, string][], dropped: (n: 
   return out;
 }
 
-function tagOutput(part: Part, suffix: string, undo: Undo): void {
+function tagOutput(part: Part, suffix: string, log: WriteLog): void {
   const st = part.state;
-  if (part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(suffix)) setUndoable(st, "output", `${st.output}\n${suffix}`, undo);
+  if (part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(suffix)) setOutput(st, `${st.output}\n${suffix}`, log);
 }
 
 /**
@@ -125,7 +125,8 @@ function renderTexts(graph: Graph, suffixOf: Map<Part, string>, undo: Undo): voi
 }
 
 function renderAll(graph: Graph, suffixOf: Map<Part, string>, undo: Undo): void {
-  for (const [part, suffix] of suffixOf) tagOutput(part, suffix, undo);
+  const log = writeLog(undo); // one undo entry for all tags (thousands per call)
+  for (const [part, suffix] of suffixOf) tagOutput(part, suffix, log);
   renderTexts(graph, suffixOf, undo);
 }
 

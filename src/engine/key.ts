@@ -5,20 +5,127 @@ import type { PartNode } from "../graph/graph.js";
 import { getPath } from "./compile.js";
 import { factByName, type FactContext } from "./facts.js";
 
+/** JSON with object keys sorted (undefined and functions as null, holes empty). */
 function stableJson(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
+  // Plain JSON data with keys already in order (the common case) is exactly what JSON.stringify
+  // writes, in one native call; anything else takes the general path.
+  return isPlainSorted(v, 0) && !prototypesHaveToJSON() ? JSON.stringify(v) : stableJsonSlow(v);
+}
+
+const prototypesHaveToJSON = () => typeof (Object.prototype as any).toJSON === "function" || typeof (Array.prototype as any).toJSON === "function";
+
+/** Strings, finite or not numbers, booleans, null, dense plain arrays and plain objects whose keys are sorted. */
+function isPlainSorted(v: unknown, depth: number): boolean {
+  if (v === null) return true;
+  const t = typeof v;
+  if (t === "string" || t === "number" || t === "boolean") return true;
+  if (t !== "object" || depth > 64) return false;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return false;
+    for (let i = 0; i < v.length; i++) if (!(i in v) || !isPlainSorted(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return false;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
-    .join(",")}}`;
+  const keys = Object.keys(o);
+  for (let i = 0; i < keys.length; i++) if ((i > 0 && keys[i - 1] >= keys[i]) || !isPlainSorted(o[keys[i]], depth + 1)) return false;
+  return true;
+}
+
+function stableJsonSlow(v: unknown): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) s += ",";
+      if (i in v) s += stableJsonSlow(v[i]); // a hole stays empty, as Array#map + join leave it
+    }
+    return `${s}]`;
+  }
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++)
+    if (keys[i - 1] > keys[i]) {
+      keys.sort();
+      break;
+    }
+  let s = "{";
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) s += ",";
+    s += `${JSON.stringify(keys[i])}:${stableJsonSlow(o[keys[i]])}`;
+  }
+  return `${s}}`;
+}
+
+/** Strings shorter than this stay inline in a group name; longer ones (up to 1M chars) are interned. */
+const INTERN_MIN = 64;
+const INTERN_MAX = 1 << 20;
+
+/**
+ * The group name of a key `prefix + stableJson(input)` (a template ending in `{input|json}`, the
+ * input fact being always an object). Writing out a tool's whole input as escaped JSON for every
+ * part costs more than everything else a part needs, so the name interns long string values:
+ * stableJson with each such string replaced by `#<id>` (ids per session, by string content).
+ *
+ * Exact: stableJson texts tokenise uniquely, so two are equal iff their token sequences are,
+ * i.e. iff the strings at each value position are equal, i.e. iff the interned ids are; `#<id>`
+ * is followed by , ] or } and never starts any other token. A prefix without "{" ends where the
+ * first "{" is, so prefix + json keys are equal iff both parts are. A prefix with "{" (a tool
+ * name with braces) keeps the whole key, in a separate namespace ("K" vs "E"): such a key never
+ * equals one with a brace-free prefix, since a stableJson object text has no proper suffix that
+ * is itself one (a suffix starting inside a string flips the string parity; one starting at an
+ * inner brace closes before the end).
+ */
+function groupOfInput(prefix: string, input: unknown, key: () => string | undefined, strings: Map<string, number>): string | undefined {
+  if (prefix.includes("{")) {
+    const k = key();
+    return k === undefined ? undefined : `K${k}`;
+  }
+  return `E${prefix}${internedJson(input, strings)}`;
+}
+
+/** stableJsonSlow with long strings (values, not keys) as #<id>. */
+function internedJson(v: unknown, strings: Map<string, number>): string {
+  if (typeof v === "string") {
+    if (v.length < INTERN_MIN || v.length > INTERN_MAX) return JSON.stringify(v);
+    let id = strings.get(v);
+    if (id === undefined) strings.set(v, (id = strings.size));
+    return `#${id}`;
+  }
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) s += ",";
+      if (i in v) s += internedJson(v[i], strings);
+    }
+    return `${s}]`;
+  }
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++)
+    if (keys[i - 1] > keys[i]) {
+      keys.sort();
+      break;
+    }
+  let s = "{";
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) s += ",";
+    s += `${JSON.stringify(keys[i])}:${internedJson(o[keys[i]], strings)}`;
+  }
+  return `${s}}`;
+}
+
+/** The `path` filter; most paths are already normal, so they skip the four replacements. */
+function normalPath(v: string): string {
+  if (!v.includes("\\") && !v.includes("//") && !v.startsWith("./") && !v.endsWith("/")) return v;
+  return v.replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(\.\/)+/, "").replace(/(.)\/$/, "$1");
 }
 
 export const KEY_FILTERS: Record<string, { description: string; apply: (v: unknown) => string | undefined }> = {
   path: {
     description: "normalise a file path (./ and duplicate slashes removed, no trailing slash)",
-    apply: (v) => (typeof v === "string" ? v.replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(\.\/)+/, "").replace(/(.)\/$/, "$1") : undefined),
+    apply: (v) => (typeof v === "string" ? normalPath(v) : undefined),
   },
   squash: { description: "trim and collapse whitespace", apply: (v) => (typeof v === "string" ? v.trim().replace(/\s+/g, " ") : undefined) },
   head: { description: "first word (a command's program name)", apply: (v) => (typeof v === "string" ? v.trim().split(/\s+/)[0] || undefined : undefined) },
@@ -31,12 +138,18 @@ type Segment = string | ((n: PartNode, c: FactContext) => string | undefined);
 export interface CompiledKey {
   template: string;
   get(node: PartNode, ctx: FactContext): string | undefined;
+  /**
+   * A group name for the key: group(a) === group(b) exactly when get(a) === get(b), cheaper to
+   * build (see groupOfInput). `strings` interns long strings; one table per session.
+   */
+  group(node: PartNode, ctx: FactContext, strings: Map<string, number>): string | undefined;
 }
 
 export class KeyError extends Error {}
 
 export function compileKey(template: string): CompiledKey {
   const segments: Segment[] = [];
+  let inputJson = false; // the template ends with {input|json}
   const re = /\{([^{}]+)\}/g;
   let last = 0;
   for (let m; (m = re.exec(template)); ) {
@@ -55,15 +168,22 @@ export function compileKey(template: string): CompiledKey {
       if (!filter) throw new KeyError(`key ${JSON.stringify(template)}: unknown filter "${f}" (known: ${Object.keys(KEY_FILTERS).join(", ")})`);
       return filter.apply;
     });
-    segments.push((n, c) => {
+    const segment = (n: PartNode, c: FactContext) => {
       let v: unknown = getPath(def.get(n, c), path);
       if (path.length === 0) v = def.get(n, c);
       for (const f of fns) v = v === undefined ? undefined : f(v);
       if (v === undefined || v === null || v === "") return optional ? "" : undefined;
       return typeof v === "string" ? v : stableJson(v);
-    });
+    };
+    segments.push(segment);
+    inputJson = fact === "input" && path.length === 0 && filters.length === 1 && filters[0] === "json";
   }
-  if (last < template.length) segments.push(template.slice(last));
+  if (last < template.length) {
+    segments.push(template.slice(last));
+    inputJson = false;
+  }
+  const placeholders = segments.filter((s) => typeof s !== "string") as ((n: PartNode, c: FactContext) => string | undefined)[];
+  const only = placeholders.length === 1 && !inputJson ? placeholders[0] : undefined;
   return {
     template,
     get(n, c) {
@@ -77,6 +197,19 @@ export function compileKey(template: string): CompiledKey {
         }
       }
       return out;
+    },
+    group(n, c, strings) {
+      // One placeholder between fixed text: its value alone names the group (no new string to hash).
+      if (only !== undefined) return only(n, c);
+      if (!inputJson) return this.get(n, c);
+      let prefix = "";
+      for (let i = 0; i < segments.length - 1; i++) {
+        const s = segments[i];
+        const v = typeof s === "string" ? s : s(n, c);
+        if (v === undefined) return undefined;
+        prefix += v;
+      }
+      return groupOfInput(prefix, factByName.get("input")!.get(n, c), () => this.get(n, c), strings);
     },
   };
 }

@@ -11,7 +11,8 @@ export interface OperatorDef {
   evaluate: (factValue: any, value: any) => boolean;
 }
 
-const isNumberLike = (v: unknown) => Number.parseFloat(v as string).toString() !== "NaN";
+// A number parses back to itself unless it is NaN, so only other values need the parse.
+const isNumberLike = (v: unknown) => (typeof v === "number" ? v === v : Number.parseFloat(v as string).toString() !== "NaN");
 const isString = (v: unknown): v is string => typeof v === "string";
 
 const globCache = new Map<string, (s: string) => boolean>();
@@ -20,7 +21,17 @@ export function globMatcher(pattern: string): (s: string) => boolean {
   if (!m) {
     // dot: protected files like .env must match; basename-free patterns match whole paths.
     const match = picomatch(pattern, { dot: true, nocase: false });
-    m = (s: string) => match(s) || match(s.replace(/^\/+/, ""));
+    const seen = new Map<string, boolean>(); // the same paths come back on every call of a tool
+    m = (s: string) => {
+      if (s.length > 1024) return match(s) || match(s.replace(/^\/+/, ""));
+      let r = seen.get(s);
+      if (r === undefined) {
+        r = match(s) || match(s.replace(/^\/+/, ""));
+        if (seen.size >= 10_000) seen.clear();
+        seen.set(s, r);
+      }
+      return r;
+    };
     if (globCache.size > 5000) globCache.clear();
     globCache.set(pattern, m);
   }

@@ -105,7 +105,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const decisions = state.decisions;
   rt.decidedNow = new Map();
   const wanted: Wanted[] = [];
-  const taken = (n: PartNode, slot: "output" | "input") => n.slots?.[slot] !== undefined;
+  const taken = (n: PartNode, slot: "output" | "input") => (slot === "output" ? n.slots?.output : n.slots?.input) !== undefined;
 
   evaluateProtection(rt);
 
@@ -120,6 +120,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) continue;
     const c = candidateFor(rt, mark.rule, n, graph.byId.get(mark.by));
     if (c) want(n, mark.rule, c, mark.by);
+    else rt.pendingMarks.delete(id); // the verdict is cached: this mark never becomes a change
   }
 
   // age, reduce: each rule walks the parts its static conditions admitted, minus decided ones
@@ -128,17 +129,20 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       const slot = r.action.slot === "input" ? "input" : "output";
       const list = rt.candidates[r.index];
       let done = 0;
+      const dead = rt.dead[r.index];
       for (const i of list) {
         const n = nodes[i];
         if (taken(n, slot)) {
           done++;
           continue;
         }
+        if (dead.has(i)) continue; // its patch was not worth it (the verdict is cached): never a change
         if (rt.protectedBy.has(i) && r.options.overrideProtection !== true) continue;
         if (slot === "output" && rt.decidedNow.has(i)) continue;
         if (r.dynamicWhen && !r.dynamicWhen(n, rt.ctxs[r.index])) continue;
         const c = candidateFor(rt, r, n);
         if (c) want(n, r, c);
+        else dead.add(i);
       }
       if (done > 64 && done * 2 > list.length) rt.candidates[r.index] = list.filter((i) => !taken(nodes[i], slot));
     }

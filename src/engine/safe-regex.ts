@@ -13,7 +13,19 @@ export function compileSafeRegex(pattern: string): SafeRegex {
   let re = cache.get(pattern);
   if (!re) {
     const compiled = RE2JS.compile(pattern);
-    re = { test: (s: string) => compiled.matcher(s).find() };
+    const seen = new Map<string, boolean>(); // short subjects (commands, names) recur; RE2JS is slow
+    re = {
+      test: (s: string) => {
+        if (s.length > 512) return compiled.matcher(s).find();
+        let r = seen.get(s);
+        if (r === undefined) {
+          r = compiled.matcher(s).find();
+          if (seen.size >= 10_000) seen.clear();
+          seen.set(s, r);
+        }
+        return r;
+      },
+    };
     cache.set(pattern, re);
   }
   return re;

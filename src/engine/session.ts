@@ -6,6 +6,7 @@ import type { FactContext } from "./facts.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import type { SessionState } from "./state.js";
 import { getPath } from "./compile.js";
+import type { Condition, Leaf } from "../rules/types.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -47,14 +48,24 @@ export class SessionRuntime {
   decided: number[] = [];
   tagged: number[] = [];
   idByPart = new Map<string, string>();
-  /** Per supersede rule and key: members before this position are all marked already. */
-  private cursors: Map<string, number>[] = [];
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
   candidates: number[][] = [];
-  /** Per supersede rule: key → node indexes of `when` members, oldest first. */
-  private groups: Map<string, number[]>[] = [];
+  /** Per rule: candidates whose patch is cached as not worth it; the phases skip them. */
+  dead: Set<number>[] = [];
+  /** Per supersede rule: key (its group name) → its group (the newest `when` member, and the members not marked yet). */
+  private groups: Map<string, Group>[] = [];
+  /** Long strings of keyed inputs, interned for group names (CompiledKey.group). */
+  private strings = new Map<string, number>();
+  /** Rules whose static conditions can hold for a part type and tool name (undefined: not a tool part), in rule order. */
+  private byType = new Map<string, Map<string | undefined, CompiledRule[]>>();
+  /** Per rule: the part types its `when` and its `by` require (a top-level partType equal/in), if any. */
+  private readonly types: { when?: Set<string>; by?: Set<string> }[];
+  /** Per rule: slot of its key template in the per-part key cache (-1: its key reads the rule's params). */
+  private readonly keySlot: number[];
+  private readonly keyVals: (string | undefined)[];
+  private readonly keyPart: (PartNode | undefined)[];
   /** Parts superseded so far (first rule wins), by part id. */
   readonly marks = new Map<string, SupersedeMark>();
   /** Per rule index: rule-specific fact contexts (params differ per rule). */
@@ -78,6 +89,16 @@ export class SessionRuntime {
     config: ConfigFacts,
     readonly state: SessionState,
   ) {
+    const slots = new Map<string, number>();
+    this.keySlot = rules.rules.map((r) => {
+      if (!r.key || /\{\s*params\b/.test(r.key.template)) return -1;
+      let k = slots.get(r.key.template);
+      if (k === undefined) slots.set(r.key.template, (k = slots.size));
+      return k;
+    });
+    this.types = rules.rules.map((r) => ({ when: requiredTypes(r.spec.when), by: requiredTypes((r.spec.then as { by?: Condition }).by) }));
+    this.keyVals = new Array(slots.size).fill(undefined);
+    this.keyPart = new Array(slots.size).fill(undefined);
     this.reset();
     this.ctxs = rules.rules.map((r) => ({
       config,
@@ -92,6 +113,13 @@ export class SessionRuntime {
     return n.slots?.output?.rule;
   }
 
+  /**
+   * Set while update() runs on a session without any decision: attach then skips the lookup of
+   * every part id in the record (a property lookup by a fresh string costs its interning), except
+   * for the names the record inherits.
+   */
+  private inherited?: Set<string | symbol>;
+
   /** Brings the caches up to date with `graph`; returns true when they were rebuilt. */
   update(graph: Graph): boolean {
     const prevCount = this.graph === undefined ? 0 : this.seen;
@@ -101,7 +129,12 @@ export class SessionRuntime {
     const rebuilt = this.stale || graph.reused < prevCount || this.built !== graph.nodes[0];
     this.stale = false;
     if (rebuilt) this.reset();
-    for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
+    this.inherited = nodes.length - this.seen > 64 && isEmptyRecord(this.state.decisions) ? new Set(Reflect.ownKeys(Object.prototype)) : undefined;
+    try {
+      for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
+    } finally {
+      this.inherited = undefined;
+    }
     this.seen = nodes.length;
     this.built = nodes[0];
     return rebuilt;
@@ -115,7 +148,8 @@ export class SessionRuntime {
   /** Decisions committed for a part: attached to its node (render and phases read them there). */
   attach(n: PartNode): void {
     if (this.graph.byId.get(n.part.id) !== n) return; // a duplicate id: decisions belong to the first part
-    const slots = this.state.decisions[n.part.id];
+    const partId = n.part.id;
+    const slots = this.inherited && !this.inherited.has(partId) ? undefined : this.state.decisions[partId];
     n.slots = slots;
     if (slots) this.decided.push(n.index);
     const id = this.idByPart.get(n.part.id);
@@ -130,18 +164,54 @@ export class SessionRuntime {
     this.tagged = [];
     this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
+    this.dead = this.rules.rules.map(() => new Set());
     this.groups = this.rules.rules.map(() => new Map());
-    this.cursors = this.rules.rules.map(() => new Map());
+    this.strings = new Map();
     this.marks.clear();
     this.pendingMarks.clear();
     this.patches = [];
     this.protectedBy.clear();
   }
 
+  /** The rules that can apply to a part of this type and tool (undefined: a part that is not a tool call). */
+  private rulesFor(type: string, tool: string | undefined): CompiledRule[] {
+    let byTool = this.byType.get(type);
+    if (!byTool) {
+      if (this.byType.size > 1000) this.byType.clear(); // odd histories: types and tool names are data
+      this.byType.set(type, (byTool = new Map()));
+    }
+    let list = byTool.get(tool);
+    if (!list) {
+      // Dispatch on a top-level `tool` / `partType` equal|in of `when` (and of a supersede rule's
+      // `by`): a rule left out here would evaluate both to false on this part, so skipping it
+      // changes nothing.
+      const admits = (c: { tools?: Set<string> } | undefined, types: Set<string> | undefined) =>
+        c !== undefined && (!c.tools || (tool !== undefined && c.tools.has(tool))) && (!types || types.has(type));
+      list = this.rules.rules.filter((r) => admits(r.staticWhen, this.types[r.index].when) || (r.phase === "supersede" && (r.by ? admits(r.by, this.types[r.index].by) : false)));
+      if (byTool.size > 1000) byTool.clear();
+      byTool.set(tool, list);
+    }
+    return list;
+  }
+
+  /** The group name of a rule's supersede key for a part; rules sharing a template compute it once per part. */
+  private keyOf(r: CompiledRule, n: PartNode, ctx: FactContext): string | undefined {
+    const k = this.keySlot[r.index];
+    if (k < 0) return r.key!.group(n, ctx, this.strings);
+    if (this.keyPart[k] !== n) {
+      this.keyVals[k] = r.key!.group(n, ctx, this.strings);
+      this.keyPart[k] = n;
+    }
+    return this.keyVals[k];
+  }
+
   private process(n: PartNode) {
     this.attach(n);
-    const tool = n.part.type === "tool" ? n.part.tool : undefined;
-    for (const r of this.rules.rules) {
+    const type = n.part.type;
+    const tool = type === "tool" ? n.part.tool : undefined;
+    const rules = typeof type === "string" && (typeof tool === "string" || tool === undefined) ? this.rulesFor(type, tool) : this.rules.rules;
+    for (let ri = 0; ri < rules.length; ri++) {
+      const r = rules[ri];
       const tools = r.staticWhen.tools;
       const ctx = this.ctxs[r.index];
       const whenOk = (!tools || (tool !== undefined && tools.has(tool))) && r.staticWhen.test(n, ctx);
@@ -153,51 +223,84 @@ export class SessionRuntime {
         if (whenOk) this.candidates[r.index].push(n.index);
         continue;
       }
-      const byOk = r.by ? r.by.test(n, ctx) : whenOk;
+      const byOk = r.by ? (!r.by.tools || (tool !== undefined && r.by.tools.has(tool))) && r.by.test(n, ctx) : whenOk;
       if (!whenOk && !byOk) continue;
-      const key = r.key!.get(n, ctx);
+      const key = this.keyOf(r, n, ctx);
       if (key === undefined) continue;
       const group = this.groups[r.index].get(key);
-      if (byOk && group) this.supersedeOlder(r, n, key, group, whenOk);
+      if (byOk && group) this.supersedeOlder(r, n, group, whenOk);
       if (whenOk) {
-        if (group) group.push(n.index);
-        else this.groups[r.index].set(key, [n.index]);
+        if (group) {
+          group.open.push(n.index);
+          group.newest = n.index;
+        } else this.groups[r.index].set(key, { newest: n.index, open: [n.index] });
       }
     }
+    this.keyPart.fill(undefined); // no reference to the part's node stays behind
   }
 
-  private supersedeOlder(r: CompiledRule, n: PartNode, key: string, group: number[], newerIsMember: boolean) {
+  /** Marks the older members of `group` that `n` supersedes; marked members leave the group's open list. */
+  private supersedeOlder(r: CompiledRule, n: PartNode, group: Group, newerIsMember: boolean) {
     const nodes = this.graph.nodes;
     const keepNewest = r.options.keepNewest === true && !newerIsMember;
-    const last = keepNewest ? group.length - 1 : group.length;
-    // Without ranges every older member is superseded at once, so later members need no rescan.
-    const simple = !r.range && !keepNewest;
-    const from = simple ? (this.cursors[r.index].get(key) ?? 0) : 0;
-    for (let g = from; g < last; g++) {
-      const older = nodes[group[g]];
-      if (this.marks.has(older.part.id)) continue;
-      if (r.range && !covers(n, older, r.range)) continue;
+    const span = r.range ? spanOf(n, r.range) : undefined;
+    const open = group.open;
+    let kept = 0;
+    for (let g = 0; g < open.length; g++) {
+      const i = open[g];
+      const older = nodes[i];
+      if (this.marks.has(older.part.id)) continue; // marked for good (by any rule): never looked at again
+      if ((keepNewest && i === group.newest) || (span && !coversSpan(span, older, r.range!))) {
+        open[kept++] = i;
+        continue;
+      }
       const mark = { rule: r, by: n.part.id };
       this.marks.set(older.part.id, mark);
       if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
     }
-    if (simple) this.cursors[r.index].set(key, last);
+    open.length = kept;
   }
 }
 
-/** A newer view covers an older one when its line range contains the older range (no range = whole file). */
-function covers(newer: PartNode, older: PartNode, range: { offset: string; limit: string }): boolean {
-  const span = (n: PartNode): [number, number] | undefined => {
-    const input = n.part.state?.input ?? {};
-    const off = getPath(input, [range.offset]);
-    const lim = getPath(input, [range.limit]);
-    if (off === undefined && lim === undefined) return undefined;
-    const start = typeof off === "number" ? off : 0;
-    return [start, typeof lim === "number" ? start + lim : Infinity];
-  };
-  const a = span(newer);
-  if (!a) return true;
-  const b = span(older);
+/** Part types a condition requires: a top-level `{fact: partType, operator: equal|in}` with literal strings. */
+function requiredTypes(cond: Condition | undefined): Set<string> | undefined {
+  if (!cond || typeof cond !== "object") return undefined;
+  const leaves = "all" in cond && Array.isArray(cond.all) ? cond.all : [cond];
+  for (const l of leaves) {
+    const leaf = l as Leaf;
+    if (leaf.fact !== "partType" || leaf.path) continue;
+    if (leaf.operator === "equal" && typeof leaf.value === "string") return new Set([leaf.value]);
+    if (leaf.operator === "in" && Array.isArray(leaf.value) && leaf.value.every((x) => typeof x === "string")) return new Set(leaf.value as string[]);
+  }
+  return undefined;
+}
+
+/** A plain object without own properties (an empty decision record). */
+function isEmptyRecord(o: object): boolean {
+  if (Object.getPrototypeOf(o) !== Object.prototype) return false;
+  for (const _ in o) return false;
+  return Reflect.ownKeys(o).length === 0;
+}
+
+/** A supersede group: members oldest first; only those no rule has marked yet are kept. */
+interface Group {
+  newest: number;
+  open: number[];
+}
+
+/** The line range a view covers; undefined for the whole file. */
+function spanOf(n: PartNode, range: { offset: string; limit: string }): [number, number] | undefined {
+  const input = n.part.state?.input ?? {};
+  const off = getPath(input, [range.offset]);
+  const lim = getPath(input, [range.limit]);
+  if (off === undefined && lim === undefined) return undefined;
+  const start = typeof off === "number" ? off : 0;
+  return [start, typeof lim === "number" ? start + lim : Infinity];
+}
+
+/** A newer view (its span) covers an older one when its line range contains the older range (no range = whole file). */
+function coversSpan(a: [number, number], older: PartNode, range: { offset: string; limit: string }): boolean {
+  const b = spanOf(older, range);
   if (!b) return a[0] <= 0 && a[1] === Infinity;
   return a[0] <= b[0] && a[1] >= b[1];
 }
