@@ -6,12 +6,36 @@ import type { DecisionSlots } from "./state.js";
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** JSON.stringify(s).length without writing the escaped text (tool inputs are mostly code). */
+function jsonStringLength(s: string): number {
+  let i = s.search(NEEDS_ESCAPE);
+  if (i < 0) return s.length + 2;
+  let n = s.length + 2;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 1 : 5; // \b \t \n \f \r, else \u00XX
+    else if (c === 34 || c === 92) n += 1; // \" \\
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      // a surrogate pair stays as it is; a lone surrogate becomes \uXXXX
+      if (c <= 0xdbff && i + 1 < s.length) {
+        const d = s.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          i++;
+          continue;
+        }
+      }
+      n += 5;
+    }
+  }
+  return n;
+}
+
 /** JSON.stringify(v).length of plain JSON data, without building the text; -1 for anything else. */
 function plainJsonLength(v: unknown, depth: number): number {
   if (v === null) return 4;
   switch (typeof v) {
     case "string":
-      return NEEDS_ESCAPE.test(v) ? JSON.stringify(v).length : v.length + 2;
+      return jsonStringLength(v);
     case "number":
       return Number.isFinite(v) ? String(v).length : 4;
     case "boolean":
