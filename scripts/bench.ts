@@ -155,19 +155,21 @@ async function mainBench() {
   for (let k = 0; k < 10; k++) {
     const copy = deepCopy(gen.history);
     graphOnly.push(measure(() => buildGraph(copy)));
-    const again = deepCopy(gen.history);
-    let sink = 0;
+  }
+  let sink = 0;
+  for (let k = 0; k < 10; k++) {
+    const copy = deepCopy(gen.history);
     readPass.push(
       measure(() => {
-        for (const m of again)
+        for (const m of copy)
           for (const part of m.parts) {
             const st = part.state;
             sink += part.id.length + (st && typeof st.output === "string" ? st.output.length : 0);
           }
       }),
     );
-    if (sink < 0) console.log(sink);
   }
+  if (sink < 0) console.log(sink);
   await settleGc();
   const corpusStats = {
     session: corpus.session,

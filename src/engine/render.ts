@@ -6,12 +6,36 @@ import type { DecisionSlots } from "./state.js";
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** JSON.stringify(s).length without writing the escaped text (tool inputs are mostly code). */
+function jsonStringLength(s: string): number {
+  let i = s.search(NEEDS_ESCAPE);
+  if (i < 0) return s.length + 2;
+  let n = s.length + 2;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 1 : 5; // \b \t \n \f \r, else \u00XX
+    else if (c === 34 || c === 92) n += 1; // \" \\
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      // a surrogate pair stays as it is; a lone surrogate becomes \uXXXX
+      if (c <= 0xdbff && i + 1 < s.length) {
+        const d = s.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          i++;
+          continue;
+        }
+      }
+      n += 5;
+    }
+  }
+  return n;
+}
+
 /** JSON.stringify(v).length of plain JSON data, without building the text; -1 for anything else. */
 function plainJsonLength(v: unknown, depth: number): number {
   if (v === null) return 4;
   switch (typeof v) {
     case "string":
-      return NEEDS_ESCAPE.test(v) ? JSON.stringify(v).length : v.length + 2;
+      return jsonStringLength(v);
     case "number":
       return Number.isFinite(v) ? String(v).length : 4;
     case "boolean":
@@ -74,36 +98,75 @@ export function patchChars(patch: Patch): number {
 /** Closures that put back what rendering changed, so a failure midway can leave the copy as it was. */
 export type Undo = (() => void)[];
 
+const hasOwn = Object.prototype.hasOwnProperty;
+const plainProto = Object.prototype;
+/** The properties render and the id tags write (see WriteLog.owns). */
+const WRITTEN = ["output", "error", "attachments", "input", "text"];
+const CHUNK = 4096; // entries per chunk of a write log: 32 KB, below V8's large-object size
+
 /**
- * A flat record of property writes, four entries per write (object, key, old value, had own
+ * A record of property writes, four entries per write (object, key, old value, had own
  * property), put back in reverse by the one closure `writeLog` adds to `undo`: rendering ten
- * thousand decisions allocates no closure per write.
+ * thousand decisions allocates no closure per write, and fixed-size chunks never grow or copy.
  */
-export type WriteLog = unknown[];
+export class WriteLog {
+  private chunks: unknown[][] = [];
+  private cur: unknown[] = new Array(CHUNK);
+  private n = 0;
+  /** No written property is inherited from Object.prototype (checked once per log). */
+  private readonly clean = WRITTEN.every((k) => !(k in plainProto));
+
+  add(obj: object, key: string | number, old: unknown, had: boolean): void {
+    if (this.n === CHUNK) {
+      this.chunks.push(this.cur);
+      this.cur = new Array(CHUNK);
+      this.n = 0;
+    }
+    const c = this.cur;
+    const n = this.n;
+    c[n] = obj;
+    c[n + 1] = key;
+    c[n + 2] = old;
+    c[n + 3] = had;
+    this.n = n + 4;
+  }
+
+  /**
+   * hasOwnProperty(obj, key) for one of the WRITTEN keys, whose value reads `value`.
+   * hasOwnProperty costs a few hundred ns per call on the host's objects; on a plain object over
+   * a clean Object.prototype, a defined value or `key in obj` says the same.
+   */
+  owns(obj: object, key: string, value: unknown): boolean {
+    if (!this.clean || Object.getPrototypeOf(obj) !== plainProto) return hasOwn.call(obj, key);
+    return value !== undefined || key in obj;
+  }
+
+  /** Puts every recorded write back, newest first. */
+  undo(): void {
+    const chunks = [...this.chunks, this.cur];
+    for (let c = chunks.length - 1; c >= 0; c--) {
+      const log = chunks[c];
+      for (let i = (c === chunks.length - 1 ? this.n : CHUNK) - 4; i >= 0; i -= 4) {
+        const obj = log[i] as Record<string | number, unknown>;
+        const key = log[i + 1] as string | number;
+        if (log[i + 3]) obj[key] = log[i + 2];
+        else delete obj[key];
+      }
+    }
+    this.chunks = [];
+    this.cur = new Array(CHUNK);
+    this.n = 0;
+  }
+}
 
 /** A write log whose writes are undone, in reverse, where its closure stands in `undo`. */
 export function writeLog(undo: Undo): WriteLog {
-  const log: WriteLog = [];
-  undo.push(() => {
-    for (let i = log.length - 4; i >= 0; i -= 4) {
-      const obj = log[i] as Record<string | number, unknown>;
-      const key = log[i + 1] as string | number;
-      if (log[i + 3]) obj[key] = log[i + 2];
-      else delete obj[key];
-    }
-    log.length = 0;
-  });
+  const log = new WriteLog();
+  undo.push(() => log.undo());
   return log;
 }
 
-const hasOwn = Object.prototype.hasOwnProperty;
-const plainProto = Object.prototype;
-
-/**
- * hasOwnProperty(obj, key) for an object whose `key` reads `value`. hasOwnProperty costs a few
- * hundred ns per call on the host's objects (ten thousand writes per call); on a plain object over
- * an Object.prototype without `key`, a defined value or `key in obj` says the same.
- */
+/** hasOwnProperty(obj, key) for an object whose `key` reads `value` (see WriteLog.owns). */
 export function owns(obj: object, key: string, value: unknown): boolean {
   if (Object.getPrototypeOf(obj) !== plainProto || key in plainProto) return hasOwn.call(obj, key);
   return value !== undefined || key in obj;
@@ -112,7 +175,7 @@ export function owns(obj: object, key: string, value: unknown): boolean {
 /** Sets a tool state's output, recording the old one in `log` (id tags: one per tagged output). */
 export function setOutput(st: { output?: unknown }, value: string, log: WriteLog): void {
   const old = st.output;
-  log.push(st, "output", old, owns(st, "output", old));
+  log.add(st, "output", old, log.owns(st, "output", old));
   st.output = value;
 }
 
@@ -133,21 +196,21 @@ function applyPatch(node: PartNode, patch: Patch, log: WriteLog): boolean {
   if (output !== undefined && st) {
     if (st.status === "error") {
       const old = st.error;
-      log.push(st, "error", old, owns(st, "error", old));
+      log.add(st, "error", old, log.owns(st, "error", old));
       st.error = output;
     } else {
       const old = st.output;
-      log.push(st, "output", old, owns(st, "output", old));
+      log.add(st, "output", old, log.owns(st, "output", old));
       st.output = output;
       if (Array.isArray(st.attachments)) {
-        log.push(st, "attachments", st.attachments, owns(st, "attachments", st.attachments));
+        log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
         st.attachments = [];
       }
       // A tool node's signature ends in "c" whenever the part was compacted (graph.ts sigOf, read
       // from this very part this call): other tool parts skip the read of state.time.
       const time = part.type === "tool" && typeof node.sig === "string" && !node.sig.endsWith("c") ? undefined : st.time;
       if (time?.compacted) {
-        log.push(time, "compacted", time.compacted, true); // put back as a plain assignment, as it was read
+        log.add(time, "compacted", time.compacted, true); // put back as a plain assignment, as it was read
         delete time.compacted;
       }
     }
@@ -155,43 +218,108 @@ function applyPatch(node: PartNode, patch: Patch, log: WriteLog): boolean {
   const input = patch.input;
   if (input !== undefined && st) {
     const old = st.input;
-    log.push(st, "input", old, owns(st, "input", old));
+    log.add(st, "input", old, log.owns(st, "input", old));
     st.input = input;
   }
   const text = patch.text;
   if (text !== undefined && text.length > 0) {
     const old = part.text;
-    log.push(part, "text", old, owns(part, "text", old));
+    log.add(part, "text", old, log.owns(part, "text", old));
     part.text = text;
   }
   if (patch.asText !== undefined) {
     const parts = node.message.parts;
     const i = node.partIndex;
-    log.push(parts, i, parts[i], true);
+    log.add(parts, i, parts[i], true);
     parts[i] = { id: part.id, sessionID: part.sessionID, messageID: part.messageID, type: "text", text: patch.asText, synthetic: true };
   }
   return patch.drop === true;
 }
 
-function applySlots(node: PartNode, slots: DecisionSlots, drops: Map<Message, Set<number>>, log: WriteLog): void {
-  const dropIt = (slots.input !== undefined && applyPatch(node, slots.input.patch, log)) || (slots.output !== undefined && applyPatch(node, slots.output.patch, log));
-  if (!dropIt) return;
-  let set = drops.get(node.message);
-  if (!set) drops.set(node.message, (set = new Set()));
-  set.add(node.partIndex);
+/** Parts to drop, by message: their indexes in the message. */
+type Drops = Map<Message, number[]>;
+
+function dropLater(drops: Drops, node: PartNode): void {
+  const list = drops.get(node.message);
+  if (list) list.push(node.partIndex);
+  else drops.set(node.message, [node.partIndex]);
 }
 
-/** Removes dropped parts with one pass per message (indexes stay valid until then). */
-function applyDrops(drops: Map<Message, Set<number>>, undo: Undo): void {
-  for (const [message, set] of drops) {
-    const parts = message.parts;
-    const all = parts.slice();
-    undo.push(() => {
+function applySlots(node: PartNode, slots: DecisionSlots, drops: Drops, log: WriteLog): void {
+  const dropIt = (slots.input !== undefined && applyPatch(node, slots.input.patch, log)) || (slots.output !== undefined && applyPatch(node, slots.output.patch, log));
+  if (dropIt) dropLater(drops, node);
+}
+
+/** Removes dropped parts with one pass per message (indexes stay valid until then); one closure undoes them all. */
+function applyDrops(drops: Drops, undo: Undo): void {
+  if (drops.size === 0) return;
+  const saved: { parts: unknown[]; all: unknown[] }[] = [];
+  undo.push(() => {
+    for (let k = saved.length - 1; k >= 0; k--) {
+      const { parts, all } = saved[k];
       parts.length = 0;
       for (const p of all) parts.push(p);
-    });
+    }
+  });
+  for (const [message, list] of drops) {
+    const parts = message.parts;
+    const all = parts.slice();
+    saved.push({ parts, all });
+    let ascending = true;
+    for (let k = 1; k < list.length && ascending; k++) ascending = list[k - 1] <= list[k];
     parts.length = 0;
-    for (let i = 0; i < all.length; i++) if (!set.has(i)) parts.push(all[i]); // no spread: 100k+ parts possible
+    if (ascending) {
+      // rendered in prompt order: walk the indexes beside the parts
+      let d = 0;
+      for (let i = 0; i < all.length; i++) {
+        while (d < list.length && list[d] < i) d++;
+        if (d < list.length && list[d] === i) continue;
+        parts.push(all[i]); // no spread: 100k+ parts possible
+      }
+    } else {
+      const set = new Set(list);
+      for (let i = 0; i < all.length; i++) if (!set.has(i)) parts.push(all[i]);
+    }
+  }
+}
+
+const PLAN_OTHER = 0; // anything else: applySlots
+const PLAN_OUTPUT = 1; // one output decision whose patch only replaces the output (rValue)
+const PLAN_DROP = 2; // one output decision whose patch only drops the part
+
+/** What applySlots does for these slots, if it is one of the two common cases (decisions and their patches never change). */
+function planOf(slots: DecisionSlots): number {
+  const out = slots.output;
+  if (slots.input !== undefined || out === undefined) return PLAN_OTHER;
+  const p = out.patch;
+  if (p.input !== undefined || p.text !== undefined || p.asText !== undefined) return PLAN_OTHER;
+  if (typeof p.output === "string" && p.drop !== true) return PLAN_OUTPUT;
+  if (p.output === undefined && p.drop === true) return PLAN_DROP;
+  return PLAN_OTHER;
+}
+
+/** applyPatch for an output-only patch, in a part that is not compacted (per its signature). */
+function applyOutput(node: PartNode, output: string, log: WriteLog): void {
+  const part = node.part;
+  const st = part.state;
+  if (!st) return;
+  if (st.status === "error") {
+    const old = st.error;
+    log.add(st, "error", old, log.owns(st, "error", old));
+    st.error = output;
+    return;
+  }
+  const old = st.output;
+  log.add(st, "output", old, log.owns(st, "output", old));
+  st.output = output;
+  if (Array.isArray(st.attachments)) {
+    log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
+    st.attachments = [];
+  }
+  const time = part.type === "tool" && typeof node.sig === "string" && !node.sig.endsWith("c") ? undefined : st.time;
+  if (time?.compacted) {
+    log.add(time, "compacted", time.compacted, true);
+    delete time.compacted;
   }
 }
 
@@ -204,19 +332,31 @@ export function render(graph: Graph, decided: number[], undo: Undo = []): void {
       decided.sort((a, b) => a - b);
       break;
     }
-  const drops = new Map<Message, Set<number>>();
+  const drops: Drops = new Map();
   const log = writeLog(undo);
   const nodes = graph.nodes;
   for (let k = 0; k < decided.length; k++) {
     const node = nodes[decided[k]];
-    if (node?.slots) applySlots(node, node.slots, drops, log);
+    const slots = node?.slots;
+    if (!slots) continue;
+    // The plan is kept on the node while its decisions stay the same objects: most calls then
+    // read neither the decision nor its patch.
+    if (node.rOut !== slots.output || node.rIn !== slots.input || node.rKind === undefined) {
+      node.rKind = planOf(slots);
+      node.rValue = node.rKind === PLAN_OUTPUT ? slots.output!.patch.output : undefined;
+      node.rOut = slots.output;
+      node.rIn = slots.input;
+    }
+    if (node.rKind === PLAN_OUTPUT) applyOutput(node, node.rValue!, log);
+    else if (node.rKind === PLAN_DROP) dropLater(drops, node);
+    else applySlots(node, slots, drops, log);
   }
   applyDrops(drops, undo);
 }
 
 /** The same from the state record alone, for a graph the runtime did not build (repeats). */
 export function renderById(graph: Graph, decisions: Record<string, DecisionSlots>, undo: Undo = []): void {
-  const drops = new Map<Message, Set<number>>();
+  const drops: Drops = new Map();
   const log = writeLog(undo);
   for (const id in decisions) {
     const node = graph.byId.get(id);

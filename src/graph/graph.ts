@@ -25,6 +25,11 @@ export interface PartNode {
   slots?: import("../engine/state.js").DecisionSlots;
   /** The id tag rendered after this part's output, attached by the runtime. */
   tag?: string;
+  /** Render's cache (render.ts): the decisions it last planned for, and the plan. */
+  rOut?: unknown;
+  rIn?: unknown;
+  rKind?: number;
+  rValue?: string;
 }
 
 export interface Graph {
@@ -93,6 +98,10 @@ interface Clock {
 class Node implements PartNode {
   slots?: import("../engine/state.js").DecisionSlots = undefined;
   tag?: string = undefined;
+  rOut?: unknown = undefined;
+  rIn?: unknown = undefined;
+  rKind?: number = undefined;
+  rValue?: string = undefined;
   constructor(
     public index: number,
     public msgIndex: number,

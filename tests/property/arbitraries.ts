@@ -174,7 +174,7 @@ function buildInput(s: InputSpec, tool: string): Record<string, unknown> {
     todowrite: ["todos"],
     task: ["description", "content"],
   };
-  const usual = s.shape < 8 ? USUAL[tool] : undefined;
+  const usual = s.shape < 8 && Object.hasOwn(USUAL, tool) ? USUAL[tool] : undefined; // tool names are data ("toString")
   if (usual) for (const k of usual) put[k]();
   else PARAMS.forEach((k, i) => (s.mix >>> i) & 1 && put[k]());
   return o;

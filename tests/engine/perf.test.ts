@@ -1,0 +1,117 @@
+// The fast paths behind `npm run bench` (docs/bench.md) against the plain definitions they replace.
+import { fc, test } from "@fast-check/vitest";
+import { describe, expect, it } from "vitest";
+import { buildGraph, textOf, tokensOf, type Graph } from "../../src/graph/graph.js";
+import { compileKey, KEY_FILTERS } from "../../src/engine/key.js";
+import { render, textLength, writeLog, type Undo } from "../../src/engine/render.js";
+import { appendStep, deepCopy, generateSession } from "./session-gen.js";
+
+/** The definitions before the fast paths. */
+function stableJsonRef(v: unknown): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (Array.isArray(v)) return `[${v.map(stableJsonRef).join(",")}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableJsonRef(o[k])}`)
+    .join(",")}}`;
+}
+const pathRef = (v: string) => v.replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(\.\/)+/, "").replace(/(.)\/$/, "$1");
+const outcome = <T>(f: () => T): T | "throws" => {
+  try {
+    return f();
+  } catch {
+    return "throws";
+  }
+};
+
+/** Dynamic facts recomputed eagerly, as buildGraph did with a backward pass. */
+function eagerFacts(g: Graph) {
+  let newer = 0;
+  const out: [number, number, number][] = [];
+  for (let i = g.nodes.length - 1; i >= 0; i--) {
+    const n = g.nodes[i];
+    out.push([g.turns - n.turn, g.calls - n.callIndex - (n.part.type === "tool" ? 1 : 0), newer]);
+    if (n.part.type === "tool" && n.part.state?.status === "completed") newer += tokensOf(n.outputChars);
+  }
+  return out.reverse();
+}
+
+const anything = fc.anything({ withSparseArray: true, withBoxedValues: true, withNullPrototype: true, withDate: true, maxDepth: 4 });
+
+describe("fast paths agree with the definitions they replace", () => {
+  test.prop([anything], { numRuns: 3000 })("json key filter: stable JSON", (v) => {
+    if (v === undefined) return;
+    expect(outcome(() => KEY_FILTERS.json.apply(v))).toEqual(outcome(() => stableJsonRef(v)));
+  });
+
+  test.prop([fc.stringMatching(/^[a-z./\\]{0,10}$/)], { numRuns: 3000 })("path key filter", (s) => {
+    expect(KEY_FILTERS.path.apply(s)).toBe(pathRef(s));
+  });
+
+  test.prop([fc.oneof(anything, fc.jsonValue(), fc.string({ unit: "binary" }).map((s) => ({ s, l: [s, `${s}\n"\\`] })))], { numRuns: 3000 })(
+    "textLength is textOf(v).length",
+    (v) => {
+      expect(textLength(v)).toBe(textOf(v).length);
+    },
+  );
+
+  // group names decide supersede groups: equal exactly when the keys are equal
+  const long = ["L".repeat(64), "L".repeat(65), "\n".repeat(70), '{"a":1}'.repeat(10)];
+  const str = fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom(...long, "{", "}", ":", '"', "#0", "#1"));
+  const val = fc.letrec((tie) => ({
+    v: fc.oneof({ depthSize: "small" }, str, fc.integer(), fc.constant(null), fc.constant(undefined), fc.array(tie("v"), { maxLength: 3 }), fc.dictionary(fc.constantFrom("a", "b", "#0", "{"), tie("v"), { maxKeys: 3 })),
+  })).v;
+  const tool = fc.oneof(fc.constantFrom("read", "a:{", 'a:{"b":1}', "{", ""), fc.string({ maxLength: 3 }));
+  const node = fc.record({ tool, input: fc.oneof(fc.dictionary(fc.constantFrom("a", "b", "filePath"), val, { maxKeys: 3 }), val) }).map(({ tool, input }) => ({ part: { type: "tool", tool, state: { input } }, message: { info: {} } }));
+  const templates = ["{tool}:{input|json}", "{input|json}", "x:{tool}:{input|json?}", "{input|json}z", "file:{input.filePath|path}", "{tool}", "todo", "{input.a?}", "{tool}:{input.filePath|path}"].map(compileKey);
+  test.prop([fc.array(node, { minLength: 2, maxLength: 5 })], { numRuns: 400 })("key group names", (nodes) => {
+    for (const k of templates) {
+      const strings = new Map<string, number>();
+      const g = nodes.map((n) => outcome(() => k.group(n as never, {} as never, strings)));
+      const r = nodes.map((n) => outcome(() => k.get(n as never, {} as never)));
+      for (let i = 0; i < nodes.length; i++) {
+        expect(g[i] === undefined, k.template).toBe(r[i] === undefined);
+        for (let j = 0; j < nodes.length; j++) expect(g[i] === g[j], `${k.template}: ${JSON.stringify(nodes[i])} / ${JSON.stringify(nodes[j])}`).toBe(r[i] === r[j]);
+      }
+    }
+  });
+
+  it("dynamic facts derived from shared totals equal an eager pass, call after call", () => {
+    let history = generateSession({ seed: 5, turns: 30, stepsPerTurn: 2, toolsPerStep: 4, odd: true });
+    let g = buildGraph(deepCopy(history));
+    for (let k = 0; k < 12; k++) {
+      history = appendStep(history, 300 + k, 3, k % 3 === 0);
+      const copy = deepCopy(history);
+      // a signature that hides a status change: a stateless tool part turned into text
+      if (k === 5) for (const m of copy) for (const p of m.parts) if (p.type === "tool" && !p.state) Object.assign(p, { type: "text", text: "x" });
+      g = buildGraph(copy, g);
+      const eager = eagerFacts(g);
+      g.nodes.forEach((n, i) => expect([n.ageTurns, n.ageCalls, n.toolTokensNewer]).toEqual(eager[i]));
+    }
+  });
+
+  it("render's write log puts every write back", () => {
+    const history = generateSession({ seed: 7, turns: 20, stepsPerTurn: 1, toolsPerStep: 5 });
+    const copy = deepCopy(history);
+    const g = buildGraph(copy);
+    const decided: number[] = [];
+    g.nodes.forEach((n, i) => {
+      if (n.part.type === "tool" && i % 3 === 0) n.slots = { output: { rule: "r", action: "clear", patch: { output: "x" }, tokens: 1, call: 0 } };
+      else if (n.part.type === "step-start") n.slots = { output: { rule: "r", action: "drop", patch: { drop: true }, tokens: 0, call: 0 } };
+      else return;
+      decided.push(i);
+    });
+    const before = JSON.stringify(copy);
+    const undo: Undo = [];
+    render(g, decided.reverse(), undo);
+    const log = writeLog(undo);
+    log.add(copy[0].info, "id", copy[0].info.id, true);
+    copy[0].info.id = "changed";
+    expect(JSON.stringify(copy)).not.toBe(before);
+    for (let i = undo.length - 1; i >= 0; i--) undo[i]();
+    expect(JSON.stringify(copy)).toBe(before);
+    expect(decided).toEqual([...decided].sort((a, b) => a - b)); // rendered in prompt order
+  });
+});
+
