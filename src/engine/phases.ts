@@ -190,7 +190,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
     if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens, breakAt))) now.push(...later.splice(0));
     for (const w of now) {
-      const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls };
+      const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls, partType: w.node.part.type };
       if (w.by) d.by = w.by;
       const id = w.node.part.id;
       if (!w.node.slots) {

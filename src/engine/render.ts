@@ -360,7 +360,10 @@ export function renderById(graph: Graph, decisions: Record<string, DecisionSlots
   const log = writeLog(undo);
   for (const id in decisions) {
     const node = graph.byId.get(id);
-    if (node) applySlots(node, decisions[id], drops, log);
+    const slots = decisions[id];
+    // the part found by id must be the one decided: after a drop, a later part sharing its id comes first
+    const type = slots.output?.partType ?? slots.input?.partType;
+    if (node && (type === undefined || type === node.part.type)) applySlots(node, slots, drops, log);
   }
   applyDrops(drops, undo);
 }

@@ -16,6 +16,8 @@ export interface Decision {
   /** Call number at which it was committed. */
   call: number;
   by?: string;
+  /** The decided part's type: a repeated pass finds parts by id, and a history may repeat ids. */
+  partType?: string;
 }
 
 export type DecisionSlots = Partial<Record<Exclude<Slot, "protect">, Decision>>;

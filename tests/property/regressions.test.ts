@@ -51,18 +51,17 @@ describe("duplicate part ids (presets.test.ts, seed 1990296199: odd shape dupPar
 });
 
 describe("duplicate part ids in a repeated transform (presets.test.ts strict, seed -902120597: dupParts + swaps)", () => {
-  // Still open (KNOWN_OPEN "dup-part-ids"). A step-start comes first with the id a later user text
+  // Fixed (was KNOWN_OPEN "dup-part-ids"). A step-start comes first with the id a later user text
   // part also has; the step-start is dropped. A repeated transform of that output re-renders the
-  // decisions by part id (renderById): the step-start is gone, so the id now finds the user text,
-  // and the drop takes it. `it.fails` passes while the finding is open: when it turns red, the
-  // finding is fixed; make it a plain `it` and remove the key from KNOWN_OPEN.
+  // decisions by part id (renderById): the step-start is gone, so the id finds the user text. A
+  // decision now records its part's type, and a part of another type is left alone.
   const history = (): Message[] => [
     { info: { id: "msg_1", sessionID: sid, role: "assistant" }, parts: [{ id: "prt_dup", sessionID: sid, messageID: "msg_1", type: "step-start" }, { id: "prt_a", sessionID: sid, messageID: "msg_1", type: "text", text: "answer" }] },
     { info: { id: "msg_2", sessionID: sid, role: "user" }, parts: [{ id: "prt_dup", sessionID: sid, messageID: "msg_2", type: "text", text: "hello" }] },
   ];
 
-  it.fails("a transform of its own output keeps the user's text", () => {
-    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } } });
+  it("a transform of its own output keeps the user's text", () => {
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 }, rules: { "step-markers": "on" } } });
     const out = history();
     p.transform(out);
     expect(types(out)).toEqual([["text"], ["text"]]);
