@@ -195,8 +195,8 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
     }
     touch(state, partId);
     if (state.pinned) delete state.pinned[partId];
-    // A newer request replaces the model's earlier one for this part.
-    if (state.decisions[partId]?.output?.rule === "manual") delete state.decisions[partId].output;
+    // A newer request replaces the model's earlier decision at the next transform (manual phase);
+    // until then the earlier one stays, so no process ever sees the part unpruned in between.
     lines.push(`${id}: ${req.action === "discard" ? "discarded" : req.action === "distill" ? "distilled" : "replaced"}`);
   }
   return { ok, text: lines.join("\n") };

@@ -150,8 +150,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // manual: the model's own requests, committed like rule decisions but never deferred
   for (const [partId, entry] of Object.entries(state.manual ?? {})) {
     const n = graph.byId.get(partId);
-    if (!n || taken(n, "output") || rt.decidedNow.has(n.index)) continue;
+    if (!n || rt.decidedNow.has(n.index)) continue;
+    const current = n.slots?.output;
+    // a rule's decision stands; the model's own earlier one gives way to a newer, different request
+    if (current && current.rule !== MANUAL.id) continue;
     const patch = manualPatch(n, entry);
+    if (current && patch && JSON.stringify(patch) === JSON.stringify(current.patch)) continue;
     const c = patch && evaluatePatch(n, patch);
     if (c) want(n, MANUAL, c);
   }

@@ -173,11 +173,12 @@ export function mergeState(ours: SessionState, disk: SessionState): boolean {
   for (const s of [ours, disk, base]) for (const rec of [s.decisions, s.manual ?? {}, s.pinned ?? {}]) for (const k of Object.keys(rec)) parts.add(k);
   for (const id of parts) {
     if (sync.touched.has(id)) {
-      // our request is the newest; a manual one keeps the other process's rule decisions on free slots
+      // our request is the newest; a manual one keeps the other process's rule decisions on free
+      // slots, and its committed manual decision when both asked for the same (not yet committed here)
       if (!pinned[id])
         for (const slot of SLOTS) {
           const d = disk.decisions[id]?.[slot];
-          if (d && d.rule !== "manual" && !ours.decisions[id]?.[slot]) {
+          if (d && (d.rule !== "manual" || same(manual[id], disk.manual?.[id])) && !ours.decisions[id]?.[slot]) {
             setSlot(ours, id, slot, d);
             changed = true;
           }

@@ -42,6 +42,26 @@ describe("durable state", () => {
     expect(output(later, "prt_s1")).toContain("discarded by the agent");
   });
 
+  // Two-process fuzz, seed 589466114 (nightly run): a repeated discard of a part the other process
+  // had already pruned deleted the committed decision until this process's next transform, so the
+  // other process rendered the part in full for a call (a prune re-appearing, and a cache break).
+  it("discarding again what the other process already pruned keeps the decision on disk", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-again-"));
+    const h = history();
+    const [a, b] = [createPruner({ config, stateDir: dir }), createPruner({ config, stateDir: dir })];
+    a.transform(structuredClone(h));
+    const s1 = idFor("prt_s1", {});
+    expect(a.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true);
+    a.transform(structuredClone(h)); // committed and written
+    b.transform(structuredClone([...h, user("next")])); // b sees it
+    expect(b.manual(SID, { action: "discard", targets: [s1] }, h).ok).toBe(true);
+    const onDisk = JSON.parse(readFileSync(stateFile(dir, SID)!, "utf8"));
+    expect(onDisk.decisions.prt_s1?.output?.rule).toBe("manual");
+    const next = structuredClone([...h, user("next")]);
+    a.transform(next);
+    expect(output(next, "prt_s1")).toContain("discarded by the agent");
+  });
+
   // Regressions of the two-process fuzz (tests/property/two-processes.test.ts): the merge used to
   // add whatever the disk had and we lacked, so it could not tell a restore elsewhere from a
   // decision we had not seen yet.
