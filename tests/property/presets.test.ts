@@ -14,10 +14,10 @@ import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, tim
 const baseline = (f: string) => fileURLToPath(new URL(`../../presets/baselines/${f}`, import.meta.url));
 const PRESETS = ["compact", "balanced", "verbose", baseline("mask10.yaml"), baseline("native.yaml")];
 const VARIANTS: Partial<AcpConfig>[] = [
-  {},
+  { idsFromTokens: 500 }, // the deferred note and ids, at a size generated sessions reach
   { tool: false, commit: { minTokens: 0 } },
   { commit: { minTokens: 500, pressureTokens: 3000, breakEven: 0 }, protectedTools: ["bash", "todowrite", "write"], protectedFiles: ["src/a.ts", "**/.env"], idsFromTokens: 0 },
-  { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [], idsFromTokens: 2000 },
+  { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [], idsFromTokens: 0 },
 ];
 
 const sink = new ErrorSink();
