@@ -11,12 +11,12 @@ import type { Graph, PartNode } from "../graph/graph.js";
 import type { Part } from "../graph/types.js";
 import type { SessionRuntime } from "./session.js";
 import type { DecisionSlots, SessionState } from "./state.js";
-import { setOutput, setUndoable, writeLog, type Undo, type WriteLog } from "./render.js";
+import { renderText, tagOutput, type RenderTarget } from "./render.js";
 
 /** t: tool output, m: assistant message text, r: reasoning. */
 export type IdKind = "t" | "m" | "r";
 
-export const ID_TAG = /\[acp:[tmr][0-9a-z]+\]/g;
+export { ID_TAG } from "./render.js";
 export const tagOf = (id: string) => `[acp:${id}]`;
 
 /** Minimum size worth an id: tagging tiny parts would cost more than pruning them saves. */
@@ -61,7 +61,7 @@ export const isDropped = (slots: DecisionSlots | undefined) => slots?.output?.pa
 
 /** The part that shows a reasoning block's tag: the next part of its message that carries tags and is sent. */
 export function carrierOf(nodes: PartNode[], n: PartNode, dropped: (n: PartNode) => boolean): PartNode | undefined {
-  for (let j = n.index + 1; j < nodes.length && nodes[j].message === n.message; j++) if (carries(nodes[j]) && !dropped(nodes[j])) return nodes[j];
+  for (let j = n.index + 1; j < nodes.length && nodes[j].msgIndex === n.msgIndex; j++) if (carries(nodes[j]) && !dropped(nodes[j])) return nodes[j];
   return undefined;
 }
 
@@ -80,75 +80,76 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
     ids[id] = n.part.id;
     rt.idByPart.set(n.part.id, id);
     n.tag = tagOf(id);
+    n.visit = true;
     rt.tagged.push(i);
   }
 }
 
-/** What goes after each part: its own tag and those of the reasoning blocks it carries, in prompt order. */
-function suffixes(nodes: PartNode[], tagged: [PartNode, string][], dropped: (n: PartNode) => boolean): Map<Part, string> {
-  tagged.sort((a, b) => a[0].index - b[0].index);
-  const out = new Map<Part, string>();
-  for (const [n, tag] of tagged) {
-    const target = n.part.type === "reasoning" ? carrierOf(nodes, n, dropped) : n;
-    if (!target) continue;
-    const had = out.get(target.part);
-    out.set(target.part, had === undefined ? tag : `${had} ${tag}`);
-  }
-  return out;
-}
-
-function tagOutput(part: Part, suffix: string, log: WriteLog): void {
-  const st = part.state;
-  if (part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && !st.output.endsWith(suffix)) setOutput(st, `${st.output}\n${suffix}`, log);
-}
-
 /**
- * Assistant text: tags the model echoed are stripped, then the part's own suffix (if any) is
- * appended. Our own output coming back (a repeated transform) keeps its suffix as it is.
+ * Recomputes the suffixes (own tag, then the tags of the reasoning blocks a part carries, in prompt
+ * order) of the nodes of the messages holding `from` (node indexes); a reasoning block's carrier
+ * is in its own message. Pushes the nodes whose suffix changed to `changed`.
  */
-function renderTexts(graph: Graph, suffixOf: Map<Part, string>, undo: Undo): void {
-  for (const m of graph.messages) {
-    if (m?.info?.role !== "assistant" || !Array.isArray(m.parts)) continue;
-    for (const p of m.parts) {
-      if (p?.type !== "text" || typeof p.text !== "string") continue;
-      const suffix = suffixOf.get(p);
-      if (suffix === undefined && !p.text.includes("[acp:")) continue;
-      const own = suffix === undefined ? "" : `\n${suffix}`;
-      let base = own && p.text.endsWith(own) ? p.text.slice(0, -own.length) : p.text;
-      if (base.includes("[acp:")) {
-        const stripped = base.replace(ID_TAG, "").replace(/[ \t]+\n/g, "\n");
-        if (stripped.trim().length > 0) base = stripped; // never an empty text part
-      }
-      if (base + own !== p.text) setUndoable(p, "text", base + own, undo);
+export function updateSuffixes(nodes: PartNode[], from: Iterable<number>, changed: number[]): void {
+  const done = new Set<number>();
+  const dropped = (x: PartNode) => isDropped(x.slots);
+  for (const i of from) {
+    const n = nodes[i];
+    if (!n || done.has(n.msgIndex)) continue;
+    done.add(n.msgIndex);
+    let a = i;
+    while (a > 0 && nodes[a - 1].msgIndex === n.msgIndex) a--;
+    let b = i + 1;
+    while (b < nodes.length && nodes[b].msgIndex === n.msgIndex) b++;
+    const next = new Map<PartNode, string>();
+    for (let j = a; j < b; j++) {
+      const t = nodes[j];
+      if (t.tag === undefined) continue;
+      const target = t.part.type === "reasoning" ? carrierOf(nodes, t, dropped) : t;
+      if (!target) continue;
+      const had = next.get(target);
+      next.set(target, had === undefined ? t.tag : `${had} ${t.tag}`);
+    }
+    for (let j = a; j < b; j++) {
+      const t = nodes[j];
+      const suffix = next.get(t);
+      if (suffix === t.suffix) continue;
+      t.suffix = suffix;
+      if (suffix !== undefined) t.visit = true;
+      changed.push(j);
     }
   }
 }
 
-function renderAll(graph: Graph, suffixOf: Map<Part, string>, undo: Undo): void {
-  const log = writeLog(undo); // one undo entry for all tags (thousands per call)
-  for (const [part, suffix] of suffixOf) tagOutput(part, suffix, log);
-  renderTexts(graph, suffixOf, undo);
+/** Every message's suffixes (after the caches were rebuilt). */
+export function updateAllSuffixes(nodes: PartNode[], changed: number[]): void {
+  const firsts: number[] = [];
+  for (let i = 0; i < nodes.length; i++) if (i === 0 || nodes[i - 1].msgIndex !== nodes[i].msgIndex) firsts.push(i);
+  updateSuffixes(nodes, firsts, changed);
 }
 
 /**
- * Appends the id tags of the runtime's tagged parts and strips echoed ids. Without `tags` (the
- * copy the compaction agent summarises) only the echoes are stripped: ids there would only end
- * up in the summary, naming parts the model no longer has.
+ * The id tags and echo stripping from the state record alone, on a graph the runtime did not
+ * build (repeats): `graph` is the copy's own, so its parts are written in place.
  */
-export function renderIds(rt: SessionRuntime, undo: Undo = [], tags = true): void {
-  const nodes = rt.graph.nodes;
-  const tagged: [PartNode, string][] = [];
-  if (tags) for (const i of rt.tagged) if (nodes[i]?.tag) tagged.push([nodes[i], nodes[i].tag!]);
-  renderAll(rt.graph, suffixes(nodes, tagged, (n) => isDropped(n.slots)), undo);
-}
-
-/** The same from the state record alone, for a graph the runtime did not build (repeats). */
-export function renderIdsById(graph: Graph, state: SessionState, undo: Undo = [], tags = true): void {
-  const tagged: [PartNode, string][] = [];
-  if (tags)
+export function renderIdsById(graph: Graph, state: SessionState, to: RenderTarget): void {
+  const nodes = graph.nodes;
+  const firsts: number[] = [];
+  if (to.tags)
     for (const [id, partId] of Object.entries(state.ids ?? {})) {
       const n = graph.byId.get(partId);
-      if (n) tagged.push([n, tagOf(id)]);
+      if (n) {
+        n.tag = tagOf(id);
+        firsts.push(n.index);
+      }
     }
-  renderAll(graph, suffixes(graph.nodes, tagged, (n) => isDropped(state.decisions[n.part.id])), undo);
+  const dropped = (x: PartNode) => isDropped(state.decisions[x.part.id]);
+  for (const n of nodes) n.slots = dropped(n) ? state.decisions[n.part.id] : undefined; // carriers skip dropped parts
+  updateSuffixes(nodes, firsts, []);
+  for (const n of nodes) {
+    const part = n.message.parts[n.partIndex];
+    if (part !== n.part || isDropped(n.slots)) continue;
+    if (n.suffix !== undefined) tagOutput(part, n.suffix, to.log);
+    if (n.message.info?.role === "assistant") renderText(part, n.suffix, to.log);
+  }
 }

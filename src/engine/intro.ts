@@ -41,14 +41,23 @@ export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: 
 export function introIndex(graph: Graph, state: SessionState): number {
   if (state.introAt === undefined) return Infinity;
   const msgs = graph.messages;
-  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.info?.id === state.introAt) return i;
+  // where it was last time: the anchor rarely moves (a search would read every newer message)
+  const hint = lastIndex.get(state);
+  if (hint !== undefined && msgs[hint]?.info?.id === state.introAt) return hint;
+  for (let i = msgs.length - 1; i >= 0; i--)
+    if (msgs[i]?.info?.id === state.introAt) {
+      lastIndex.set(state, i);
+      return i;
+    }
   return Infinity;
 }
+const lastIndex = new WeakMap<SessionState, number>();
 
 /** Appends the instructions to the anchor message (undoable). */
 export function renderIntro(messages: Message[], state: SessionState, undo: Undo): void {
   if (state.introAt === undefined) return;
-  const m = messages.find((x) => x?.info?.id === state.introAt);
+  const hint = lastIndex.get(state);
+  const m = hint !== undefined && messages[hint]?.info?.id === state.introAt ? messages[hint] : messages.find((x) => x?.info?.id === state.introAt);
   if (!m || !Array.isArray(m.parts)) return;
   const part = { id: `${state.introAt}${INTRO_SUFFIX}`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true };
   const parts = m.parts.slice(); // no spread: a message may hold 100k+ parts
@@ -60,13 +69,4 @@ export function renderIntro(messages: Message[], state: SessionState, undo: Undo
 export function isIntroPart(part: unknown): boolean {
   const p = part as { id?: unknown; type?: unknown; text?: unknown } | undefined;
   return p?.type === "text" && typeof p.id === "string" && p.id.endsWith(INTRO_SUFFIX) && p.text === INTRO_TEXT;
-}
-
-/** Removes instructions this plugin added on an earlier pass over the same array. */
-export function stripIntro(messages: Message[]): void {
-  for (const m of messages) {
-    const parts = m?.parts;
-    if (!Array.isArray(parts) || parts.length === 0) continue;
-    if (isIntroPart(parts[parts.length - 1])) parts.pop();
-  }
 }

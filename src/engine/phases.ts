@@ -46,6 +46,18 @@ export function sentChars(n: PartNode): number {
   return n.outputChars + text + input;
 }
 
+/**
+ * Σ sentChars over nodes[first..end), from prefix sums kept by the runtime; the sums of nodes the
+ * walk carried over stay valid (same parts), the rest are extended on demand.
+ */
+function sentBetween(rt: SessionRuntime, first: number, end: number): number {
+  const pre = rt.sentPrefix;
+  const nodes = rt.graph.nodes;
+  if (pre.length === 0) pre.push(0);
+  for (let i = pre.length - 1; i < end; i++) pre.push(pre[i] + sentChars(nodes[i]));
+  return pre[end] - pre[first];
+}
+
 function candidateFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by?: PartNode): Candidate | undefined {
   const cache = (rt.patches[rule.index] ??= new Map());
   let c = cache.get(node.part.id);
@@ -117,34 +129,40 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       rt.pendingMarks.delete(id);
       continue;
     }
-    if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) continue;
+    if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) {
+      if (rt.protectedBy.permanent.has(n.index)) rt.pendingMarks.delete(id); // protected for good: never a change
+      continue;
+    }
     const c = candidateFor(rt, mark.rule, n, graph.byId.get(mark.by));
     if (c) want(n, mark.rule, c, mark.by);
     else rt.pendingMarks.delete(id); // the verdict is cached: this mark never becomes a change
   }
 
-  // age, reduce: each rule walks the parts its static conditions admitted, minus decided ones
+  // age, reduce: each rule walks the parts its static conditions admitted. A part leaves the list
+  // for good once it can never change again: its slot decided (decisions are sticky; a restored
+  // part is pinned), its patch not worth it (the verdict is cached), or protected for good. What
+  // stays is what waits for time (age) or for its batch to commit, so a call costs little more
+  // than the parts that are new.
   for (const phase of ["age", "reduce"] as const)
     for (const r of rules.byPhase[phase]) {
       const slot = r.action.slot === "input" ? "input" : "output";
       const list = rt.candidates[r.index];
-      let done = 0;
-      const dead = rt.dead[r.index];
-      for (const i of list) {
+      const override = r.options.overrideProtection === true;
+      const ctx = rt.ctxs[r.index];
+      let kept = 0;
+      for (let k = 0; k < list.length; k++) {
+        const i = list[k];
         const n = nodes[i];
-        if (taken(n, slot)) {
-          done++;
-          continue;
-        }
-        if (dead.has(i)) continue; // its patch was not worth it (the verdict is cached): never a change
-        if (rt.protectedBy.has(i) && r.options.overrideProtection !== true) continue;
+        if (taken(n, slot) || (!override && rt.protectedBy.permanent.has(i))) continue;
+        list[kept++] = i;
+        if (!override && rt.protectedBy.has(i)) continue;
         if (slot === "output" && rt.decidedNow.has(i)) continue;
-        if (r.dynamicWhen && !r.dynamicWhen(n, rt.ctxs[r.index])) continue;
+        if (r.dynamicWhen && !r.dynamicWhen(n, ctx)) continue;
         const c = candidateFor(rt, r, n);
         if (c) want(n, r, c);
-        else dead.add(i);
+        else kept--;
       }
-      if (done > 64 && done * 2 > list.length) rt.candidates[r.index] = list.filter((i) => !taken(nodes[i], slot));
+      list.length = kept;
     }
 
   // manual: the model's own requests, committed like rule decisions but never deferred
@@ -193,6 +211,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const pendingTokens = later.reduce((s, w) => s + w.tokens, 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
     if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens, breakAt))) now.push(...later.splice(0));
+    rt.committedNow = [];
     for (const w of now) {
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls, partType: w.node.part.type };
       if (w.by) d.by = w.by;
@@ -201,7 +220,10 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         w.node.slots = decisions[id] ??= {};
         rt.decided.push(w.node.index);
       }
+      w.node.visit = true;
+      rt.committedNow.push(w.node.index);
       w.node.slots[w.slot] = d;
+      w.node.rKind = undefined; // render plans again
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }
     return { committed: now.length, pending: later.length, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
@@ -215,8 +237,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (!(policy.breakEven > 0) || freed <= 0) return false;
     let first = nodes.length;
     for (const w of list) if (w.node.index < first) first = w.node.index;
-    let after = 0;
-    for (let i = first; i < Math.min(end, nodes.length); i++) after += sentChars(nodes[i]);
+    const after = sentBetween(rt, first, Math.min(end, nodes.length));
     return freed * Math.max(1, state.calls) >= policy.breakEven * tokensOf(after);
   }
 
@@ -230,9 +251,16 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (sentIdx < 0 || graph.lastUserMsgIndex <= sentIdx) return Infinity;
     let sentTurn = -1; // the turn the last call ended in: its reasoning was sent then, dropped now
     for (let i = nodes.length - 1; i >= 0 && sentTurn < 0; i--) if (nodes[i].msgIndex <= sentIdx) sentTurn = nodes[i].turn;
-    for (const n of nodes) {
-      if (n.msgIndex > sentIdx) break;
-      if (n.turn !== sentTurn || n.part.type !== "reasoning" || !n.part.text) continue;
+    let lo = 0; // nodes are in turn order: the first node of sentTurn
+    for (let hi = nodes.length; lo < hi; ) {
+      const mid = (lo + hi) >>> 1;
+      if (nodes[mid].turn < sentTurn) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < nodes.length; i++) {
+      const n = nodes[i];
+      if (n.msgIndex > sentIdx || n.turn !== sentTurn) break;
+      if (n.part.type !== "reasoning" || !n.part.text) continue;
       const info = msgs[n.msgIndex]?.info;
       if (info?.role === "assistant" && (!info.error || (info.error as { name?: string }).name === "MessageAbortedError")) return n.index;
     }

@@ -6,12 +6,12 @@ import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
-import { render, renderById, type Undo } from "./render.js";
+import { applyDrops, renderAt, renderById, renderNode, writeLog, type RenderTarget, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, touch, type SessionState } from "./state.js";
-import { assignIds, idKind, renderIds, renderIdsById } from "./ids.js";
-import { introIndex, renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
+import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
+import { introIndex, isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, type ManualRequest } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import type { Condition } from "../rules/types.js";
@@ -96,6 +96,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   const sessions = new Map<string, SessionRuntime>();
   const last = new Map<string, CallResult & { sessionID: string }>();
   const onError = options.onError ?? (() => {});
+  /** Arrays this pruner rendered: one coming back holds our own output (tags already there). */
+  const rendered = new WeakSet<Message[]>();
   /** Ids and instructions wait until the prompt is large enough to have something to prune. */
   const deferIds = config.tool && config.idsFromTokens > 0;
 
@@ -119,7 +121,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);
-    if (node) node.slots = undefined;
+    if (node && rt.graph.nodes[node.index] === node) {
+      node.slots = undefined;
+      node.rKind = undefined;
+      rt.touched.push(node.index); // its message's tags may move back onto it
+    }
     if (!had) return false;
     touch(rt.state, partId);
     (rt.state.pinned ??= {})[partId] = true;
@@ -138,8 +144,10 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   }
 
   /** Saves the session's state; merged foreign writes invalidate the runtime's caches. */
-  function persist(rt: SessionRuntime): void {
-    if (options.stateDir && saveState(options.stateDir, rt.state)) rt.stale = true;
+  function persist(rt: SessionRuntime): boolean {
+    const foreign = options.stateDir !== undefined && saveState(options.stateDir, rt.state);
+    if (foreign) rt.stale = true;
+    return foreign;
   }
 
   /** Rebuilds the model's prune requests from its tool calls in the history (state was lost). */
@@ -177,35 +185,48 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
 
   function transform(messages: Message[], options: TransformOptions = {}): void {
     if (!config.enabled || !Array.isArray(messages) || messages.length === 0) return;
-    const tags = !options.compaction;
+    const undo: Undo = [];
+    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: config.tool, tags: config.tool && !options.compaction, fresh: !rendered.has(messages) };
+    const ours = deferIds ? isIntroPart : undefined; // our note from an earlier pass over this array
     try {
       const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
       if (!sessionID) return;
-      if (deferIds) stripIntro(messages);
       const rt = runtime(sessionID);
       const lastId = messages[messages.length - 1]?.info?.id;
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
-        const copy = buildGraph(messages);
-        const undo: Undo = [];
-        try {
-          renderById(copy, rt.state.decisions, undo);
-          if (config.tool) renderIdsById(copy, rt.state, undo, tags);
-          if (deferIds && tags) renderIntro(messages, rt.state, undo);
-        } catch (e) {
-          for (let i = undo.length - 1; i >= 0; i--) undo[i]();
-          throw e;
-        }
+        const copy = buildGraph(messages, undefined, { ours });
+        renderById(copy, rt.state.decisions, to);
+        if (config.tool) renderIdsById(copy, rt.state, to);
+        applyDrops(to.drops, undo);
+        if (deferIds && to.tags) renderIntro(messages, rt.state, undo);
         return;
       }
       rt.lastCall = { count: messages.length, lastId };
       rt.dirty = false;
-      const graph = buildGraph(messages, rt.graph);
+      // The walk that checks the carried-over nodes also renders their committed decisions and
+      // tags into the copy while it has each part in hand; the phases then read only the nodes'
+      // own parts, which rendering never writes.
+      let stamp = ++rt.stamp;
+      const graph = buildGraph(messages, rt.graph, {
+        ours,
+        visit: (node, part, parts, pi) => {
+          renderNode(node, part, parts, pi, to);
+          node.rc = stamp;
+        },
+      });
       const seenBefore = rt.processed;
       const rebuilt = rt.update(graph);
+      if (rebuilt) {
+        // decisions or tags may differ from what the walk rendered: start from the copy as it came
+        to.log.undo();
+        to.drops.clear();
+        stamp = ++rt.stamp;
+      }
       if (rt.replayManual) replayManualCalls(rt, messages);
       const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
+      const taggedBefore = rt.tagged.length;
       const result = runPhases(rt, resolved.commit, tokens);
       if (config.tool) {
         if (deferIds) updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph));
@@ -215,20 +236,43 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const state = rt.state;
       state.calls++;
       state.sentUpTo = lastId;
-      persist(rt); // before rendering: a failed write must leave the messages untouched
-      const undo: Undo = [];
-      try {
-        render(graph, rt.decided, undo);
-        if (config.tool) renderIds(rt, undo, tags);
-        if (deferIds && tags) renderIntro(messages, rt.state, undo);
-      } catch (e) {
-        for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
-        throw e;
+      // a failed write throws before anything else is rendered; the catch undoes the walk's writes
+      const foreign = persist(rt);
+      const nodes = graph.nodes;
+      if (foreign && !rebuilt) {
+        // another process's decisions were merged into ours (in place): render them, not the walk's
+        to.log.undo();
+        to.drops.clear();
+        stamp = ++rt.stamp;
+        for (const n of nodes) {
+          if (graph.byId.get(n.part.id) !== n) continue;
+          n.slots = state.decisions[n.part.id];
+          n.rKind = undefined;
+          if (n.slots) n.visit = true;
+        }
       }
+      const changed: number[] = [];
+      if (rebuilt || foreign) {
+        updateAllSuffixes(nodes, changed);
+        for (const n of nodes) if (n.visit === true) renderAt(n, messages, stamp, to);
+      } else {
+        // what this call changed: new parts, new decisions, new tags, restored parts, and the
+        // parts of their messages whose tags moved (a reasoning tag rides on a neighbour)
+        const from = [...rt.committedNow, ...rt.tagged.slice(taggedBefore), ...rt.touched];
+        for (let i = graph.reused; i < nodes.length; i++) if (i === graph.reused || nodes[i].msgIndex !== nodes[i - 1].msgIndex) from.push(i);
+        updateSuffixes(nodes, from, changed);
+        for (let i = graph.reused; i < nodes.length; i++) if (nodes[i].visit === true) renderAt(nodes[i], messages, stamp, to);
+        for (const list of [rt.committedNow, changed, rt.touched]) for (const i of list) if (i < graph.reused && nodes[i]) renderAt(nodes[i], messages, stamp, to);
+      }
+      rt.touched = [];
+      rendered.add(messages);
+      applyDrops(to.drops, undo);
+      if (deferIds && to.tags) renderIntro(messages, rt.state, undo);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
     } catch (e) {
-      // Fail open: the request goes out unpruned rather than failing the user's turn; the
-      // runtime's caches may be half-updated, so they are rebuilt on the next call.
+      for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
+      // The request goes out unpruned rather than failing the user's turn; the runtime's caches
+      // may be half-updated, so they are rebuilt on the next call.
       const rt = failed(messages);
       if (rt) {
         rt.stale = true;

@@ -1,6 +1,6 @@
 // Applying committed decisions to the request copy. Only this file mutates host messages.
 import { textOf, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
-import type { Message } from "../graph/types.js";
+import type { Message, Part } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
 import type { DecisionSlots } from "./state.js";
 
@@ -189,8 +189,9 @@ export function setUndoable<T extends object>(obj: T, key: keyof T & string, val
 
 // The writes below name their property: each access site sees few object shapes and stays fast,
 // where one helper taking the key would make every access a megamorphic keyed lookup.
-function applyPatch(node: PartNode, patch: Patch, log: WriteLog): boolean {
-  const part = node.part;
+// `part` is the part at `parts[pi]` in the host's copy: never the node's own part object, which
+// keeps the content as stored (rules and actions read it on later calls).
+function applyPatch(node: PartNode, part: Part, parts: Part[], pi: number, patch: Patch, log: WriteLog): boolean {
   const st = part.state;
   const output = patch.output;
   if (output !== undefined && st) {
@@ -206,8 +207,8 @@ function applyPatch(node: PartNode, patch: Patch, log: WriteLog): boolean {
         log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
         st.attachments = [];
       }
-      // A tool node's signature ends in "c" whenever the part was compacted (graph.ts sigOf, read
-      // from this very part this call): other tool parts skip the read of state.time.
+      // A tool node's signature ends in "c" whenever the part was compacted (graph.ts sigOf, the
+      // same for every copy the node is reused for): other tool parts skip the read of state.time.
       const time = part.type === "tool" && typeof node.sig === "string" && !node.sig.endsWith("c") ? undefined : st.time;
       if (time?.compacted) {
         log.add(time, "compacted", time.compacted, true); // put back as a plain assignment, as it was read
@@ -228,30 +229,23 @@ function applyPatch(node: PartNode, patch: Patch, log: WriteLog): boolean {
     part.text = text;
   }
   if (patch.asText !== undefined) {
-    const parts = node.message.parts;
-    const i = node.partIndex;
-    log.add(parts, i, parts[i], true);
-    parts[i] = { id: part.id, sessionID: part.sessionID, messageID: part.messageID, type: "text", text: patch.asText, synthetic: true };
+    log.add(parts, pi, parts[pi], true);
+    parts[pi] = { id: part.id, sessionID: part.sessionID, messageID: part.messageID, type: "text", text: patch.asText, synthetic: true };
   }
   return patch.drop === true;
 }
 
-/** Parts to drop, by message: their indexes in the message. */
-type Drops = Map<Message, number[]>;
+/** Parts to drop: per parts array of the copy, their indexes (applied last, so indexes stay valid). */
+export type Drops = Map<Part[], number[]>;
 
-function dropLater(drops: Drops, node: PartNode): void {
-  const list = drops.get(node.message);
-  if (list) list.push(node.partIndex);
-  else drops.set(node.message, [node.partIndex]);
+function dropLater(drops: Drops, parts: Part[], pi: number): void {
+  const list = drops.get(parts);
+  if (list) list.push(pi);
+  else drops.set(parts, [pi]);
 }
 
-function applySlots(node: PartNode, slots: DecisionSlots, drops: Drops, log: WriteLog): void {
-  const dropIt = (slots.input !== undefined && applyPatch(node, slots.input.patch, log)) || (slots.output !== undefined && applyPatch(node, slots.output.patch, log));
-  if (dropIt) dropLater(drops, node);
-}
-
-/** Removes dropped parts with one pass per message (indexes stay valid until then); one closure undoes them all. */
-function applyDrops(drops: Drops, undo: Undo): void {
+/** Removes dropped parts with one pass per message; one closure undoes them all. */
+export function applyDrops(drops: Drops, undo: Undo): void {
   if (drops.size === 0) return;
   const saved: { parts: unknown[]; all: unknown[] }[] = [];
   undo.push(() => {
@@ -261,8 +255,7 @@ function applyDrops(drops: Drops, undo: Undo): void {
       for (const p of all) parts.push(p);
     }
   });
-  for (const [message, list] of drops) {
-    const parts = message.parts;
+  for (const [parts, list] of drops) {
     const all = parts.slice();
     saved.push({ parts, all });
     let ascending = true;
@@ -283,11 +276,11 @@ function applyDrops(drops: Drops, undo: Undo): void {
   }
 }
 
-const PLAN_OTHER = 0; // anything else: applySlots
+const PLAN_OTHER = 0; // anything else: applyPatch per slot
 const PLAN_OUTPUT = 1; // one output decision whose patch only replaces the output (rValue)
 const PLAN_DROP = 2; // one output decision whose patch only drops the part
 
-/** What applySlots does for these slots, if it is one of the two common cases (decisions and their patches never change). */
+/** What the slots' patches do, if it is one of the two common cases (decisions and their patches never change). */
 function planOf(slots: DecisionSlots): number {
   const out = slots.output;
   if (slots.input !== undefined || out === undefined) return PLAN_OTHER;
@@ -298,9 +291,92 @@ function planOf(slots: DecisionSlots): number {
   return PLAN_OTHER;
 }
 
-/** applyPatch for an output-only patch, in a part that is not compacted (per its signature). */
-function applyOutput(node: PartNode, output: string, log: WriteLog): void {
-  const part = node.part;
+/** Where rendering writes: the undo log, the drops to apply at the end, and whether id tags are shown. */
+export interface RenderTarget {
+  log: WriteLog;
+  drops: Drops;
+  /** Ids are on (config `tool`): echoed ids are stripped from assistant text. */
+  ids: boolean;
+  /** Id tags are shown (ids on, and not the copy the compaction agent summarises). */
+  tags: boolean;
+  /**
+   * The copy came from the host, not back from us (not an array this pruner rendered before): its
+   * parts hold the content as stored, so no output can already end with our tag and no text with
+   * its suffix. Checking would read the end of every tagged output, one cache miss each.
+   */
+  fresh?: boolean;
+}
+
+/** Appends `suffix` to a completed tool output (a second pass over our own output keeps it once). */
+export function tagOutput(part: Part, suffix: string, log: WriteLog, fresh = false): void {
+  const st = part.state;
+  if (part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && (fresh || !st.output.endsWith(suffix))) setOutput(st, `${st.output}\n${suffix}`, log);
+}
+
+export const ID_TAG = /\[acp:[tmr][0-9a-z]+\]/g;
+
+/**
+ * Assistant text: tags the model echoed are stripped, then the part's own suffix (if any) is
+ * appended. Our own output coming back (a repeated transform) keeps its suffix as it is.
+ */
+export function renderText(part: Part, suffix: string | undefined, log: WriteLog, quotes?: boolean): void {
+  if (part.type !== "text" || typeof part.text !== "string") return;
+  // quotes: whether the text holds "[acp:", when the caller knows it (a fresh copy of a text seen before)
+  const has = quotes ?? part.text.includes("[acp:");
+  if (suffix === undefined && !has) return;
+  const own = suffix === undefined ? "" : `\n${suffix}`;
+  let base = own && quotes === undefined && part.text.endsWith(own) ? part.text.slice(0, -own.length) : part.text;
+  if (has && base.includes("[acp:")) {
+    const stripped = base.replace(ID_TAG, "").replace(/[ \t]+\n/g, "\n");
+    if (stripped.trim().length > 0) base = stripped; // never an empty text part
+  }
+  if (base + own !== part.text) {
+    const old = part.text;
+    log.add(part, "text", old, log.owns(part, "text", old));
+    part.text = base + own;
+  }
+}
+
+/**
+ * Renders a node into `part`, the part at `parts[pi]` of the host's copy: its committed decisions,
+ * then its id tags and the stripping of echoed ids (assistant text). Drops are collected.
+ */
+export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
+  const slots = node.slots;
+  const log = to.log;
+  if (slots !== undefined) {
+    // The plan is kept on the node until its decisions change (whoever changes them resets it):
+    // most calls then read neither the decisions nor their patches.
+    let kind = node.rKind;
+    if (kind === undefined) {
+      node.rKind = kind = planOf(slots);
+      node.rValue = kind === PLAN_OUTPUT ? slots.output!.patch.output : undefined;
+    }
+    if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
+    if (kind === PLAN_OUTPUT && part.type === "tool") {
+      applyOutput(node, part, node.rValue!, log);
+      // our breadcrumb, just written: it does not end with the tag
+      if (to.tags && node.suffix !== undefined) tagOutput(part, node.suffix, log, true);
+      return;
+    }
+    if ((slots.input !== undefined && applyPatch(node, part, parts, pi, slots.input.patch, log)) || (slots.output !== undefined && applyPatch(node, part, parts, pi, slots.output.patch, log))) return dropLater(to.drops, parts, pi);
+    part = parts[pi]; // a mask replaces the part
+  }
+  if (!to.ids) return;
+  const suffix = to.tags ? node.suffix : undefined;
+  if (part.type === "tool") {
+    if (suffix !== undefined) tagOutput(part, suffix, log, to.fresh === true && slots === undefined);
+    return;
+  }
+  if ((suffix !== undefined || node.echo === true || slots !== undefined) && part.type === "text" && node.assistantText === true) {
+    // a fresh copy of the text the node was built from: whether it quotes ids is known (attach)
+    const known = to.fresh === true && slots === undefined && part.text?.length === node.textLen;
+    renderText(part, suffix, log, known ? node.echo === true : undefined);
+  }
+}
+
+/** applyPatch for a patch that only replaces the output (most decisions), without reading the patch. */
+function applyOutput(node: PartNode, part: Part, output: string, log: WriteLog): void {
   const st = part.state;
   if (!st) return;
   if (st.status === "error") {
@@ -323,47 +399,54 @@ function applyOutput(node: PartNode, output: string, log: WriteLog): void {
   }
 }
 
-/** Mutates the messages of `graph` in place: every committed decision of `nodes` (by index). */
-export function render(graph: Graph, decided: number[], undo: Undo = []): void {
-  // In prompt order the walk follows the nodes and the host's copy as they lie in memory; the
-  // writes of different parts are independent, so the order changes nothing else.
-  for (let k = 1; k < decided.length; k++)
-    if (decided[k - 1] > decided[k]) {
-      decided.sort((a, b) => a - b);
-      break;
-    }
-  const drops: Drops = new Map();
-  const log = writeLog(undo);
-  const nodes = graph.nodes;
-  for (let k = 0; k < decided.length; k++) {
-    const node = nodes[decided[k]];
-    const slots = node?.slots;
-    if (!slots) continue;
-    // The plan is kept on the node while its decisions stay the same objects: most calls then
-    // read neither the decision nor its patch.
-    if (node.rOut !== slots.output || node.rIn !== slots.input || node.rKind === undefined) {
-      node.rKind = planOf(slots);
-      node.rValue = node.rKind === PLAN_OUTPUT ? slots.output!.patch.output : undefined;
-      node.rOut = slots.output;
-      node.rIn = slots.input;
-    }
-    if (node.rKind === PLAN_OUTPUT) applyOutput(node, node.rValue!, log);
-    else if (node.rKind === PLAN_DROP) dropLater(drops, node);
-    else applySlots(node, slots, drops, log);
+/** A copy of a part that writes can go to (the part, its tool state and that state's times). */
+function writable(part: Part): Part {
+  const copy: Part = { ...part };
+  const st = part.state;
+  if (st && typeof st === "object") {
+    const s = { ...st };
+    if (s.time && typeof s.time === "object") s.time = { ...s.time };
+    copy.state = s;
   }
-  applyDrops(drops, undo);
+  return copy;
 }
 
-/** The same from the state record alone, for a graph the runtime did not build (repeats). */
-export function renderById(graph: Graph, decisions: Record<string, DecisionSlots>, undo: Undo = []): void {
-  const drops: Drops = new Map();
-  const log = writeLog(undo);
+/**
+ * Renders a node into the copy at its place, on a fresh copy of its part when the part there is
+ * the node's own (the part it was built from) or was already written this call.
+ */
+export function renderAt(node: PartNode, messages: Message[], stamp: number, to: RenderTarget): void {
+  const parts = messages[node.msgIndex]?.parts;
+  const current = parts?.[node.partIndex];
+  if (!current || current.id !== node.part.id) return;
+  const wanted = node.slots !== undefined || (to.tags && node.suffix !== undefined) || (to.ids && node.echo === true);
+  if (node.rc === stamp || current === node.part) {
+    if (!wanted) {
+      if (node.rc === stamp) {
+        to.log.add(parts, node.partIndex, current, true);
+        parts[node.partIndex] = node.part; // the same content as the host's copy of it
+      }
+      return;
+    }
+    const fresh = writable(node.part);
+    to.log.add(parts, node.partIndex, current, true);
+    parts[node.partIndex] = fresh;
+    renderNode(node, fresh, parts, node.partIndex, to);
+  } else if (wanted) renderNode(node, current, parts, node.partIndex, to);
+  node.rc = stamp;
+}
+
+/** Applies committed decisions from the state record alone, for a graph the runtime did not build (repeats). */
+export function renderById(graph: Graph, decisions: Record<string, DecisionSlots>, to: RenderTarget): void {
   for (const id in decisions) {
     const node = graph.byId.get(id);
     const slots = decisions[id];
     // the part found by id must be the one decided: after a drop, a later part sharing its id comes first
     const type = slots.output?.partType ?? slots.input?.partType;
-    if (node && (type === undefined || type === node.part.type)) applySlots(node, slots, drops, log);
+    if (!node || (type !== undefined && type !== node.part.type)) continue;
+    const parts = node.message.parts;
+    const part = parts[node.partIndex];
+    if (part !== node.part) continue;
+    if ((slots.input !== undefined && applyPatch(node, part, parts, node.partIndex, slots.input.patch, to.log)) || (slots.output !== undefined && applyPatch(node, part, parts, node.partIndex, slots.output.patch, to.log))) dropLater(to.drops, parts, node.partIndex);
   }
-  applyDrops(drops, undo);
 }

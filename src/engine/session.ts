@@ -52,8 +52,8 @@ export class SessionRuntime {
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
   candidates: number[][] = [];
-  /** Per rule: candidates whose patch is cached as not worth it; the phases skip them. */
-  dead: Set<number>[] = [];
+  /** sentPrefix[i]: characters sent for nodes[0..i) (phases.ts sentBetween); valid for the carried-over nodes. */
+  sentPrefix: number[] = [];
   /** Per supersede rule: key (its group name) → its group (the newest `when` member, and the members not marked yet). */
   private groups: Map<string, Group>[] = [];
   /** Long strings of keyed inputs, interned for group names (CompiledKey.group). */
@@ -83,6 +83,12 @@ export class SessionRuntime {
   /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
   decidedNow = new Map<number, string>();
+  /** Node indexes whose decisions this call committed (rendered after the phases). */
+  committedNow: number[] = [];
+  /** Node indexes restored since the last call: their messages' tags are recomputed. */
+  touched: number[] = [];
+  /** Transform calls so far (render stamps which nodes a call already wrote into its copy). */
+  stamp = 0;
 
   constructor(
     readonly rules: CompiledRuleSet,
@@ -129,6 +135,7 @@ export class SessionRuntime {
     const rebuilt = this.stale || graph.reused < prevCount || this.built !== graph.nodes[0];
     this.stale = false;
     if (rebuilt) this.reset();
+    else if (this.sentPrefix.length > graph.reused + 1) this.sentPrefix.length = graph.reused + 1;
     this.inherited = nodes.length - this.seen > 64 && isEmptyRecord(this.state.decisions) ? new Set(Reflect.ownKeys(Object.prototype)) : undefined;
     try {
       for (let i = this.seen; i < nodes.length; i++) this.process(nodes[i]);
@@ -151,10 +158,15 @@ export class SessionRuntime {
     const partId = n.part.id;
     const slots = this.inherited && !this.inherited.has(partId) ? undefined : this.state.decisions[partId];
     n.slots = slots;
+    n.rKind = undefined;
     if (slots) this.decided.push(n.index);
     const id = this.idByPart.get(n.part.id);
     n.tag = id === undefined ? undefined : `[acp:${id}]`;
     if (n.tag) this.tagged.push(n.index);
+    const p = n.part;
+    n.assistantText = p.type === "text" && n.message.info?.role === "assistant";
+    n.echo = n.assistantText && typeof p.text === "string" && p.text.includes("[acp:");
+    if (slots || n.tag || n.echo) n.visit = true;
   }
 
   private reset() {
@@ -164,7 +176,7 @@ export class SessionRuntime {
     this.tagged = [];
     this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
-    this.dead = this.rules.rules.map(() => new Set());
+    this.sentPrefix = [];
     this.groups = this.rules.rules.map(() => new Map());
     this.strings = new Map();
     this.marks.clear();

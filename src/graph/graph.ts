@@ -25,11 +25,34 @@ export interface PartNode {
   slots?: import("../engine/state.js").DecisionSlots;
   /** The id tag rendered after this part's output, attached by the runtime. */
   tag?: string;
-  /** Render's cache (render.ts): the decisions it last planned for, and the plan. */
-  rOut?: unknown;
-  rIn?: unknown;
+  /** The id tags shown after this part's output or text (its own, and reasoning tags it carries). */
+  suffix?: string;
+  /** Assistant text that quotes an id tag: rendering strips it. */
+  echo?: boolean;
+  /** Length of the part's text when the node was built (-1: no text); reused nodes still have it. */
+  readonly textLen: number;
+  /** Set by the engine once the node has anything to render (decisions, tags, echoes): the walk then visits it. */
+  visit?: boolean;
+  /** Call stamp of the last walk that rendered this node into the host's copy. */
+  rc?: number;
+  /** A text part of an assistant message (set with `echo`). */
+  assistantText?: boolean;
+  /** Render's plan for the committed decisions (render.ts); whoever changes `slots` resets it to undefined. */
   rKind?: number;
   rValue?: string;
+}
+
+/**
+ * Called by buildGraph for each node carried over from the previous graph whose `visit` is set,
+ * with the part at its place in the new copy: the engine renders committed decisions there while
+ * the walk has the part in hand.
+ */
+export type ReusedVisitor = (node: PartNode, part: Part, parts: Part[], partIndex: number) => void;
+
+export interface BuildOptions {
+  visit?: ReusedVisitor;
+  /** A part this plugin appended on an earlier pass over the same array: taken off the end of its message. */
+  ours?: (part: Part) => boolean;
 }
 
 export interface Graph {
@@ -98,8 +121,11 @@ interface Clock {
 class Node implements PartNode {
   slots?: import("../engine/state.js").DecisionSlots = undefined;
   tag?: string = undefined;
-  rOut?: unknown = undefined;
-  rIn?: unknown = undefined;
+  suffix?: string = undefined;
+  echo?: boolean = undefined;
+  visit?: boolean = undefined;
+  rc?: number = undefined;
+  assistantText?: boolean = undefined;
   rKind?: number = undefined;
   rValue?: string = undefined;
   constructor(
@@ -119,8 +145,10 @@ class Node implements PartNode {
     /** Completed tool output tokens of this part and every part before it. */
     public tokensThrough: number,
     readonly clock: Clock,
-    /** Characters (tool output as sent + text) of this part and every part before it, this call. */
+    /** Characters (tool output as sent + text) of this part and every part before it. */
     public charsThrough: number,
+    /** Length of the part's text when it was first seen (-1: none); a reused node must still have it. */
+    readonly textLen: number,
   ) {}
   get ageTurns(): number {
     return this.clock.turns - this.turn;
@@ -150,13 +178,16 @@ export function charsFrom(g: Graph, first: number): number {
 
 /**
  * Builds the graph of `messages`. With `prev` (the same session's previous graph), leading parts
- * with the same id and status reuse their nodes — only the fresh part objects are rebound — so a
- * call costs little more than a walk over the parts.
+ * with the same id, place, status and text length reuse their nodes, which keep the part object
+ * they were built from (the engine never writes to it, so rules always read the part as the host
+ * stored it); the walk only checks them, and hands those the engine marked to `opts.visit`.
  */
-export function buildGraph(messages: Message[], prev?: Graph): Graph {
-  const nodes: PartNode[] = [];
+export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions = {}): Graph {
   const prevNodes = prev?.nodes ?? [];
-  let reusing = prevNodes.length > 0;
+  const prevCount = prevNodes.length;
+  // The previous graph is done with: its node array is extended in place (no copy of 10k+ entries).
+  const nodes: PartNode[] = prev ? prevNodes : [];
+  let reusing = prevCount > 0;
   let turn = 0;
   let calls = 0;
   let tokens = 0;
@@ -165,14 +196,16 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0 };
+  const { visit, ours } = opts;
   for (let mi = 0; mi < messages.length; mi++) {
     const m = messages[mi];
     if (!m || !Array.isArray(m.parts)) continue;
+    const parts = m.parts;
+    if (ours && parts.length > 0 && ours(parts[parts.length - 1])) parts.pop();
     if (isUserMessage(m)) {
       turn++;
       lastUserMsgIndex = mi;
     }
-    const parts = m.parts;
     for (let pi = 0; pi < parts.length; pi++) {
       const part = parts[pi];
       if (!part || typeof part !== "object") continue;
@@ -180,41 +213,47 @@ export function buildGraph(messages: Message[], prev?: Graph): Graph {
       if (typeof id !== "string") continue;
       const isTool = part.type === "tool";
       const sig = isTool ? sigOf(part) : "";
-      const completed = isTool && part.state?.status === "completed"; // counts towards toolTokensNewer
-      const i = nodes.length;
+      const text = part.text;
+      const textLen = typeof text === "string" ? text.length : -1;
       if (reusing) {
-        const old = prevNodes[i] as Node;
-        if (old && old.pid === id && old.sig === sig && old.turn === turn && old.clock === clock) {
-          old.part = part;
-          old.message = m;
-          old.msgIndex = mi;
-          old.partIndex = pi;
-          old.isTool = isTool;
-          nodes.push(old);
+        const old = prevNodes[reused] as Node | undefined;
+        if (old && old.pid === id && old.sig === sig && old.msgIndex === mi && old.partIndex === pi && old.isTool === isTool && old.textLen === textLen && old.turn === turn && old.clock === clock) {
           reused++;
-          if (isTool) calls++;
-          if (completed) tokens += tokensOf(old.outputChars);
-          if (old.tokensThrough !== tokens) old.tokensThrough = tokens; // only if a signature hid a status change
-          const text = part.text;
-          chars += old.outputChars + (typeof text === "string" ? text.length : 0);
-          old.charsThrough = chars;
+          if (old.visit === true && visit) visit(old, part, parts, pi);
           continue;
         }
         reusing = false;
+        nodes.length = reused;
+        const last = nodes[reused - 1] as Node | undefined;
+        if (last) {
+          calls = last.callIndex + (last.isTool ? 1 : 0);
+          tokens = last.tokensThrough;
+          chars = last.charsThrough;
+        }
       }
+      const completed = isTool && part.state?.status === "completed"; // counts towards toolTokensNewer
       const outputChars = isTool ? toolResultText(part).length : 0;
       if (completed) tokens += tokensOf(outputChars);
-      const text = part.text;
-      chars += outputChars + (typeof text === "string" ? text.length : 0);
-      nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock, chars));
+      chars += outputChars + (textLen > 0 ? textLen : 0);
+      const i = nodes.length;
+      nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock, chars, textLen));
       if (isTool) calls++;
+    }
+  }
+  if (reusing) {
+    // every part was a reused node: the totals are the last one's; nodes past the history are gone
+    nodes.length = reused;
+    const last = nodes[reused - 1] as Node | undefined;
+    if (last) {
+      calls = last.callIndex + (last.isTool ? 1 : 0);
+      tokens = last.tokensThrough;
     }
   }
   clock.turns = turn;
   clock.calls = calls;
   clock.tokens = tokens;
   let byId: Map<string, PartNode>;
-  if (prev && reused === prevNodes.length) byId = prev.byId;
+  if (prev && reused === prevCount) byId = prev.byId;
   else {
     byId = new Map();
     for (let i = 0; i < reused; i++) if (!byId.has(nodes[i].part.id)) byId.set(nodes[i].part.id, nodes[i]);

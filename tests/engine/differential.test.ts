@@ -139,8 +139,12 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
           const split = staticOk && (!rule.dynamicWhen || rule.dynamicWhen(node, ctx));
           const whole = conds[rule.index][0].ours(node, ctx);
           if (split !== whole) out.push({ where: `${preset} ${label} call ${i} (split)`, condition: `${rule.id}/when`, part: node.part.id, facts: {}, compiled: `split=${split}`, reference: `whole=${whole}` });
-          // A candidate list may drop parts already decided in the rule's slot (they are done).
-          const decidedInSlot = node.slots?.[rule.action.slot === "input" ? "input" : "output"] !== undefined;
+          // A candidate list drops parts that can never change again: decided in the rule's slot,
+          // protected for good (unless the rule overrides protection), or with a patch found not worth it.
+          const decidedInSlot =
+            node.slots?.[rule.action.slot === "input" ? "input" : "output"] !== undefined ||
+            (rule.options.overrideProtection !== true && rt.protectedBy.permanent.has(node.index)) ||
+            rt.patches[rule.index]?.get(node.part.id) === null;
           // Static protect rules settle protection once per part instead of keeping a candidate list.
           if (rule.phase === "protect" && !rule.dynamicWhen) {
             if (staticOk && !rt.protectedBy.permanent.has(node.index))

@@ -3,7 +3,7 @@ import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { buildGraph, textOf, tokensOf, type Graph } from "../../src/graph/graph.js";
 import { compileKey, KEY_FILTERS } from "../../src/engine/key.js";
-import { render, textLength, writeLog, type Undo } from "../../src/engine/render.js";
+import { applyDrops, renderAt, textLength, writeLog, type RenderTarget, type Undo } from "../../src/engine/render.js";
 import { appendStep, deepCopy, generateSession } from "./session-gen.js";
 
 /** The definitions before the fast paths. */
@@ -91,27 +91,44 @@ describe("fast paths agree with the definitions they replace", () => {
     }
   });
 
-  it("render's write log puts every write back", () => {
+  it("render's write log puts every write back, and the nodes' own parts are never written", () => {
     const history = generateSession({ seed: 7, turns: 20, stepsPerTurn: 1, toolsPerStep: 5 });
-    const copy = deepCopy(history);
-    const g = buildGraph(copy);
+    const first = deepCopy(history);
+    const g = buildGraph(first);
     const decided: number[] = [];
     g.nodes.forEach((n, i) => {
       if (n.part.type === "tool" && i % 3 === 0) n.slots = { output: { rule: "r", action: "clear", patch: { output: "x" }, tokens: 1, call: 0 } };
       else if (n.part.type === "step-start") n.slots = { output: { rule: "r", action: "drop", patch: { drop: true }, tokens: 0, call: 0 } };
       else return;
+      n.visit = true;
+      if (n.part.type === "tool" && i % 2 === 0) n.suffix = "[acp:t123]";
       decided.push(i);
     });
+    const own = JSON.stringify(first);
+    const renderInto = (copy: typeof history, undo: Undo, stamp: number) => {
+      const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: true, tags: true };
+      for (const i of decided) renderAt(g.nodes[i], copy, stamp, to);
+      applyDrops(to.drops, undo);
+    };
+    // the call that built the nodes: their parts are in the copy, so rendering writes to fresh copies of them
+    const undo1: Undo = [];
+    renderInto(first, undo1, 1);
+    expect(JSON.stringify(g.nodes.map((n) => n.part))).toBe(JSON.stringify(JSON.parse(own).flatMap((m: { parts: unknown[] }) => m.parts)));
+    expect(JSON.stringify(first)).not.toBe(own);
+    // a later call on a new copy writes into the copy's parts; the undo log puts every write back
+    const copy = deepCopy(history);
     const before = JSON.stringify(copy);
     const undo: Undo = [];
-    render(g, decided.reverse(), undo);
+    renderInto(copy, undo, 2);
     const log = writeLog(undo);
     log.add(copy[0].info, "id", copy[0].info.id, true);
     copy[0].info.id = "changed";
     expect(JSON.stringify(copy)).not.toBe(before);
+    expect(JSON.stringify(copy)).toContain("[acp:t123]");
     for (let i = undo.length - 1; i >= 0; i--) undo[i]();
     expect(JSON.stringify(copy)).toBe(before);
-    expect(decided).toEqual([...decided].sort((a, b) => a - b)); // rendered in prompt order
+    for (let i = undo1.length - 1; i >= 0; i--) undo1[i]();
+    expect(JSON.stringify(first)).toBe(own);
   });
 });
 
