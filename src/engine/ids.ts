@@ -115,6 +115,7 @@ export function updateSuffixes(nodes: PartNode[], from: Iterable<number>, change
       const suffix = next.get(t);
       if (suffix === t.suffix) continue;
       t.suffix = suffix;
+      t.rKind = undefined; // render plans again
       if (suffix !== undefined) t.visit = true;
       changed.push(j);
     }

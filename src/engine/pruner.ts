@@ -209,15 +209,19 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       // tags into the copy while it has each part in hand; the phases then read only the nodes'
       // own parts, which rendering never writes.
       let stamp = ++rt.stamp;
+      const walk = !rt.viewsStale && !rt.stale;
       const graph = buildGraph(messages, rt.graph, {
         ours,
-        visit: (node, part, parts, pi) => {
-          renderNode(node, part, parts, pi, to);
-          node.rc = stamp;
-        },
+        visit: walk
+          ? (node, part, parts, pi) => {
+              renderNode(node, part, parts, pi, to);
+              node.rc = stamp;
+            }
+          : undefined,
       });
       const seenBefore = rt.processed;
       const rebuilt = rt.update(graph);
+      const full = rebuilt || !walk;
       if (rebuilt) {
         // decisions or tags may differ from what the walk rendered: start from the copy as it came
         to.log.undo();
@@ -239,7 +243,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       // a failed write throws before anything else is rendered; the catch undoes the walk's writes
       const foreign = persist(rt);
       const nodes = graph.nodes;
-      if (foreign && !rebuilt) {
+      if (foreign && !full) {
         // another process's decisions were merged into ours (in place): render them, not the walk's
         to.log.undo();
         to.drops.clear();
@@ -252,7 +256,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         }
       }
       const changed: number[] = [];
-      if (rebuilt || foreign) {
+      if (full || foreign) {
         updateAllSuffixes(nodes, changed);
         for (const n of nodes) if (n.visit === true) renderAt(n, messages, stamp, to);
       } else {
@@ -265,6 +269,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         for (const list of [rt.committedNow, changed, rt.touched]) for (const i of list) if (i < graph.reused && nodes[i]) renderAt(nodes[i], messages, stamp, to);
       }
       rt.touched = [];
+      rt.viewsStale = false;
       rendered.add(messages);
       applyDrops(to.drops, undo);
       if (deferIds && to.tags) renderIntro(messages, rt.state, undo);
@@ -351,8 +356,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);
-      const graph = buildGraph(history);
-      rt.update(graph);
+      // The ids the model cites are from the last request, whose graph the runtime holds. The
+      // history the host hands the tool may be that very request's messages, as this pruner
+      // rendered them: nodes built from it would read pruned and tagged content as the parts'.
+      if (!rt.graph) rt.update(buildGraph(history));
+      const graph = rt.graph;
       evaluateProtection(rt);
       const result = applyManual(request, {
         state: rt.state,

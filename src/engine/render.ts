@@ -276,19 +276,34 @@ export function applyDrops(drops: Drops, undo: Undo): void {
   }
 }
 
-const PLAN_OTHER = 0; // anything else: applyPatch per slot
-const PLAN_OUTPUT = 1; // one output decision whose patch only replaces the output (rValue)
+// A plan: what rendering writes for a completed tool part (not compacted) in a fresh copy with
+// tags on, the case of nearly every part of a long history. Kept on the node until its decisions
+// or its tag suffix change (whoever changes them resets rKind): most calls then write cached
+// values without reading the decisions, their patches or the copy's own output.
+const PLAN_OTHER = 0; // anything else: the general path (renderSlots)
+const PLAN_WRITE = 1; // write rInput as the input (if set), rValue as the output (if set)
 const PLAN_DROP = 2; // one output decision whose patch only drops the part
+const PLAN_NONE = 3; // nothing to write
 
-/** What the slots' patches do, if it is one of the two common cases (decisions and their patches never change). */
-function planOf(slots: DecisionSlots): number {
-  const out = slots.output;
-  if (slots.input !== undefined || out === undefined) return PLAN_OTHER;
-  const p = out.patch;
-  if (p.input !== undefined || p.text !== undefined || p.asText !== undefined) return PLAN_OTHER;
-  if (typeof p.output === "string" && p.drop !== true) return PLAN_OUTPUT;
-  if (p.output === undefined && p.drop === true) return PLAN_DROP;
-  return PLAN_OTHER;
+/** Only replaces the output (a string), or only the input: the common patches. */
+const outputOnly = (p: Patch) => typeof p.output === "string" && p.input === undefined && p.text === undefined && p.asText === undefined && p.drop !== true;
+const inputOnly = (p: Patch) => p.input !== undefined && p.output === undefined && p.text === undefined && p.asText === undefined && p.drop !== true;
+const dropOnly = (p: Patch) => p.drop === true && p.output === undefined && p.input === undefined && p.text === undefined && p.asText === undefined;
+
+function planOf(node: PartNode): number {
+  node.rValue = undefined;
+  node.rInput = undefined;
+  if (node.part.type !== "tool" || node.sig !== "completed") return PLAN_OTHER;
+  const out = node.slots?.output?.patch;
+  const inp = node.slots?.input?.patch;
+  if (out !== undefined && inp === undefined && dropOnly(out)) return PLAN_DROP;
+  if ((out !== undefined && !outputOnly(out)) || (inp !== undefined && !inputOnly(inp))) return PLAN_OTHER;
+  const base = out !== undefined ? out.output : node.part.state?.output;
+  if (typeof base !== "string") return PLAN_OTHER;
+  node.rInput = inp?.input;
+  // the tag follows the output, written once: tagOutput's `${output}\n${suffix}`
+  node.rValue = node.suffix !== undefined ? `${base}\n${node.suffix}` : out !== undefined ? base : undefined;
+  return node.rValue === undefined && node.rInput === undefined ? PLAN_NONE : PLAN_WRITE;
 }
 
 /** Where rendering writes: the undo log, the drops to apply at the end, and whether id tags are shown. */
@@ -342,23 +357,42 @@ export function renderText(part: Part, suffix: string | undefined, log: WriteLog
  * then its id tags and the stripping of echoed ids (assistant text). Drops are collected.
  */
 export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
+  if (to.tags && to.fresh === true) {
+    let kind = node.rKind;
+    if (kind === undefined) node.rKind = kind = planOf(node);
+    if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
+    if (kind === PLAN_WRITE) {
+      const st = part.state!;
+      const log = to.log;
+      const input = node.rInput;
+      if (input !== undefined) {
+        const old = st.input;
+        log.add(st, "input", old, log.owns(st, "input", old));
+        st.input = input as typeof st.input;
+      }
+      const output = node.rValue;
+      if (output !== undefined) {
+        const old = st.output;
+        log.add(st, "output", old, log.owns(st, "output", old));
+        st.output = output;
+        // an output decision also empties the attachments (applyOutput)
+        if (node.slots?.output !== undefined && Array.isArray(st.attachments)) {
+          log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
+          st.attachments = [];
+        }
+      }
+      return;
+    }
+    if (kind === PLAN_NONE) return;
+  }
+  renderSlow(node, part, parts, pi, to);
+}
+
+/** The general case: each decision's patch, then tags and echoes, as written. */
+function renderSlow(node: PartNode, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
   const slots = node.slots;
   const log = to.log;
   if (slots !== undefined) {
-    // The plan is kept on the node until its decisions change (whoever changes them resets it):
-    // most calls then read neither the decisions nor their patches.
-    let kind = node.rKind;
-    if (kind === undefined) {
-      node.rKind = kind = planOf(slots);
-      node.rValue = kind === PLAN_OUTPUT ? slots.output!.patch.output : undefined;
-    }
-    if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
-    if (kind === PLAN_OUTPUT && part.type === "tool") {
-      applyOutput(node, part, node.rValue!, log);
-      // our breadcrumb, just written: it does not end with the tag
-      if (to.tags && node.suffix !== undefined) tagOutput(part, node.suffix, log, true);
-      return;
-    }
     if ((slots.input !== undefined && applyPatch(node, part, parts, pi, slots.input.patch, log)) || (slots.output !== undefined && applyPatch(node, part, parts, pi, slots.output.patch, log))) return dropLater(to.drops, parts, pi);
     part = parts[pi]; // a mask replaces the part
   }
@@ -372,30 +406,6 @@ export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number
     // a fresh copy of the text the node was built from: whether it quotes ids is known (attach)
     const known = to.fresh === true && slots === undefined && part.text?.length === node.textLen;
     renderText(part, suffix, log, known ? node.echo === true : undefined);
-  }
-}
-
-/** applyPatch for a patch that only replaces the output (most decisions), without reading the patch. */
-function applyOutput(node: PartNode, part: Part, output: string, log: WriteLog): void {
-  const st = part.state;
-  if (!st) return;
-  if (st.status === "error") {
-    const old = st.error;
-    log.add(st, "error", old, log.owns(st, "error", old));
-    st.error = output;
-    return;
-  }
-  const old = st.output;
-  log.add(st, "output", old, log.owns(st, "output", old));
-  st.output = output;
-  if (Array.isArray(st.attachments)) {
-    log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
-    st.attachments = [];
-  }
-  const time = part.type === "tool" && typeof node.sig === "string" && !node.sig.endsWith("c") ? undefined : st.time;
-  if (time?.compacted) {
-    log.add(time, "compacted", time.compacted, true);
-    delete time.compacted;
   }
 }
 

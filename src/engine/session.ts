@@ -89,6 +89,12 @@ export class SessionRuntime {
   touched: number[] = [];
   /** Transform calls so far (render stamps which nodes a call already wrote into its copy). */
   stamp = 0;
+  /**
+   * The caches were rebuilt outside a transform (a prune request or sweep builds its own graph):
+   * the nodes' tag suffixes are not computed yet, so the next transform renders everything after
+   * its phases instead of in its walk.
+   */
+  viewsStale = true;
 
   constructor(
     readonly rules: CompiledRuleSet,
@@ -170,6 +176,7 @@ export class SessionRuntime {
   }
 
   private reset() {
+    this.viewsStale = true;
     this.seen = 0;
     this.built = undefined;
     this.decided = [];

@@ -40,6 +40,7 @@ export interface PartNode {
   /** Render's plan for the committed decisions (render.ts); whoever changes `slots` resets it to undefined. */
   rKind?: number;
   rValue?: string;
+  rInput?: unknown;
 }
 
 /**
@@ -119,37 +120,55 @@ interface Clock {
  * and including this part (a status change makes the part new, so these prefix sums hold).
  */
 class Node implements PartNode {
-  slots?: import("../engine/state.js").DecisionSlots = undefined;
-  tag?: string = undefined;
-  suffix?: string = undefined;
-  echo?: boolean = undefined;
-  visit?: boolean = undefined;
-  rc?: number = undefined;
-  assistantText?: boolean = undefined;
-  rKind?: number = undefined;
-  rValue?: string = undefined;
-  constructor(
-    public index: number,
-    public msgIndex: number,
-    public partIndex: number,
-    public part: Part,
-    public message: Message,
-    public turn: number,
-    public callIndex: number,
-    public outputChars: number,
-    public sig: string,
-    /** The part id this node was built for (a reused node's part has the same). */
-    readonly pid: string,
-    /** The bound part is a tool part (rebinding may change it: the signature of a stateless tool part is a non-tool's). */
-    public isTool: boolean,
-    /** Completed tool output tokens of this part and every part before it. */
-    public tokensThrough: number,
-    readonly clock: Clock,
-    /** Characters (tool output as sent + text) of this part and every part before it. */
-    public charsThrough: number,
-    /** Length of the part's text when it was first seen (-1: none); a reused node must still have it. */
-    readonly textLen: number,
-  ) {}
+  // Declaration order is the objects' field order: what the walk compares on every call comes
+  // first, so checking a carried-over node reads one or two cache lines of it.
+  /** The part id this node was built for. */
+  readonly pid: string;
+  sig: string;
+  msgIndex: number;
+  partIndex: number;
+  /** The part is a tool part (the signature of a stateless tool part is a non-tool's). */
+  readonly isTool: boolean;
+  /** Length of the part's text when it was first seen (-1: none). */
+  readonly textLen: number;
+  turn: number;
+  readonly clock: Clock;
+  visit?: boolean;
+  slots?: import("../engine/state.js").DecisionSlots;
+  rKind?: number;
+  rValue?: string;
+  rInput?: unknown;
+  suffix?: string;
+  rc?: number;
+  index: number;
+  part: Part;
+  message: Message;
+  callIndex: number;
+  outputChars: number;
+  /** Completed tool output tokens of this part and every part before it. */
+  tokensThrough: number;
+  /** Characters (tool output as sent + text) of this part and every part before it. */
+  charsThrough: number;
+  tag?: string;
+  echo?: boolean;
+  assistantText?: boolean;
+  constructor(index: number, msgIndex: number, partIndex: number, part: Part, message: Message, turn: number, callIndex: number, outputChars: number, sig: string, pid: string, isTool: boolean, tokensThrough: number, clock: Clock, charsThrough: number, textLen: number) {
+    this.pid = pid;
+    this.sig = sig;
+    this.msgIndex = msgIndex;
+    this.partIndex = partIndex;
+    this.isTool = isTool;
+    this.textLen = textLen;
+    this.turn = turn;
+    this.clock = clock;
+    this.index = index;
+    this.part = part;
+    this.message = message;
+    this.callIndex = callIndex;
+    this.outputChars = outputChars;
+    this.tokensThrough = tokensThrough;
+    this.charsThrough = charsThrough;
+  }
   get ageTurns(): number {
     return this.clock.turns - this.turn;
   }
