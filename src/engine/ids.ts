@@ -50,10 +50,10 @@ export function idKind(n: PartNode): IdKind | undefined {
   return p.type === "reasoning" ? "r" : undefined;
 }
 
-/** A part that can show tags: text the provider receives, or a completed tool output. */
+/** A part that can show tags: text the provider receives, or a completed tool output (a string: tags are appended to it). */
 function carries(n: PartNode): boolean {
   const p = n.part;
-  if (p.type === "tool") return p.state?.status === "completed";
+  if (p.type === "tool") return p.state?.status === "completed" && typeof p.state.output === "string";
   return p.type === "text" && n.message?.info?.role === "assistant" && !p.synthetic && !p.ignored && typeof p.text === "string" && p.text.trim() !== "";
 }
 
@@ -130,27 +130,17 @@ export function updateAllSuffixes(nodes: PartNode[], changed: number[]): void {
 }
 
 /**
- * The id tags and echo stripping from the state record alone, on a graph the runtime did not
- * build (repeats): `graph` is the copy's own, so its parts are written in place.
+ * The id tags and echo stripping on a graph the runtime did not build (a repeat of the last
+ * call): each part shows the suffix its runtime node has, found by part id. `graph` is the
+ * copy's own, so its parts are written in place; tags already there are kept once.
  */
-export function renderIdsById(graph: Graph, state: SessionState, to: RenderTarget): void {
-  const nodes = graph.nodes;
-  const firsts: number[] = [];
-  if (to.tags)
-    for (const [id, partId] of Object.entries(state.ids ?? {})) {
-      const n = graph.byId.get(partId);
-      if (n) {
-        n.tag = tagOf(id);
-        firsts.push(n.index);
-      }
-    }
-  const dropped = (x: PartNode) => isDropped(state.decisions[x.part.id]);
-  for (const n of nodes) n.slots = dropped(n) ? state.decisions[n.part.id] : undefined; // carriers skip dropped parts
-  updateSuffixes(nodes, firsts, []);
-  for (const n of nodes) {
+export function renderIdsById(graph: Graph, runtime: Graph, state: SessionState, to: RenderTarget): void {
+  for (const n of graph.nodes) {
     const part = n.message.parts[n.partIndex];
-    if (part !== n.part || isDropped(n.slots)) continue;
-    if (n.suffix !== undefined) tagOutput(part, n.suffix, to.log);
-    if (n.message.info?.role === "assistant") renderText(part, n.suffix, to.log);
+    if (part !== n.part || isDropped(state.decisions[n.part.id])) continue;
+    const own = runtime.byId.get(n.part.id);
+    const suffix = to.tags && own !== undefined && own.part.type === n.part.type ? own.suffix : undefined;
+    if (suffix !== undefined) tagOutput(part, suffix, to.log);
+    if (n.message.info?.role === "assistant") renderText(part, suffix, to.log);
   }
 }

@@ -30,34 +30,30 @@ const INTRO_SUFFIX = "_acp_intro";
  * `threshold` tokens. An anchor that left the history (compaction, revert) is dropped, so a later
  * large prompt sets a new one.
  */
-export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: number, promptTokens: () => number): void {
-  if (state.introAt !== undefined && introIndex(graph, state) === Infinity) state.introAt = undefined;
-  if (state.introAt !== undefined) return;
+export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: number, promptTokens: () => number): number {
+  if (state.introAt !== undefined) {
+    const at = introIndex(graph, state);
+    if (at < Infinity) return at;
+    state.introAt = undefined;
+  }
   const last = graph.messages[graph.messages.length - 1]?.info?.id;
-  if (typeof last === "string" && promptTokens() >= threshold) state.introAt = last;
+  if (typeof last !== "string" || promptTokens() < threshold) return Infinity;
+  state.introAt = last;
+  return introIndex(graph, state);
 }
 
 /** Message index from which parts get ids: the anchor, or Infinity while there is none. */
 export function introIndex(graph: Graph, state: SessionState): number {
   if (state.introAt === undefined) return Infinity;
   const msgs = graph.messages;
-  // where it was last time: the anchor rarely moves (a search would read every newer message)
-  const hint = lastIndex.get(state);
-  if (hint !== undefined && msgs[hint]?.info?.id === state.introAt) return hint;
-  for (let i = msgs.length - 1; i >= 0; i--)
-    if (msgs[i]?.info?.id === state.introAt) {
-      lastIndex.set(state, i);
-      return i;
-    }
+  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.info?.id === state.introAt) return i;
   return Infinity;
 }
-const lastIndex = new WeakMap<SessionState, number>();
 
 /** Appends the instructions to the anchor message (undoable). */
 export function renderIntro(messages: Message[], state: SessionState, undo: Undo): void {
   if (state.introAt === undefined) return;
-  const hint = lastIndex.get(state);
-  const m = hint !== undefined && messages[hint]?.info?.id === state.introAt ? messages[hint] : messages.find((x) => x?.info?.id === state.introAt);
+  const m = messages.find((x) => x?.info?.id === state.introAt);
   if (!m || !Array.isArray(m.parts)) return;
   const part = { id: `${state.introAt}${INTRO_SUFFIX}`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true };
   const parts = m.parts.slice(); // no spread: a message may hold 100k+ parts

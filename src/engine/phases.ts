@@ -5,7 +5,7 @@
 import { TERMINAL, textOf, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
-import { patchChars, slotChars } from "./render.js";
+import { inputCharsOf, patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import type { Decision } from "./state.js";
@@ -37,13 +37,10 @@ interface Candidate {
 }
 
 /** Characters of a part the provider receives (output or text, plus a tool call's input); cached per node. */
-const inputChars = new WeakMap<PartNode, number>();
 export function sentChars(n: PartNode): number {
   const text = typeof n.part.text === "string" ? n.part.text.length : 0;
   if (n.part.type !== "tool") return n.outputChars + text;
-  let input = inputChars.get(n);
-  if (input === undefined) inputChars.set(n, (input = textOf(n.part.state?.input ?? {}).length));
-  return n.outputChars + text + input;
+  return n.outputChars + text + inputCharsOf(n);
 }
 
 /**

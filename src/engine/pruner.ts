@@ -7,11 +7,11 @@ import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
 import { applyDrops, renderAt, renderById, renderNode, writeLog, type RenderTarget, type Undo } from "./render.js";
-import { compileRuleSet, type CompiledRuleSet } from "./ruleset.js";
+import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { loadState, newState, saveState, touch, type SessionState } from "./state.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
-import { introIndex, isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
+import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, type ManualRequest } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import type { Condition } from "../rules/types.js";
@@ -150,6 +150,27 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return foreign;
   }
 
+  /**
+   * The protect rule that holds a part of `graph`, a graph of the history a prune request or a
+   * sweep comes with: the rules' conditions evaluated on that part directly. The runtime keeps
+   * its own graph, whose nodes hold the parts as stored; the history handed to a tool may be the
+   * last request as this pruner rendered it.
+   */
+  function protectionIn(rt: SessionRuntime, graph: Graph): (partId: string) => CompiledRule | undefined {
+    return (partId) => {
+      const n = graph.byId.get(partId);
+      if (!n) return undefined;
+      const tool = n.part.type === "tool" ? n.part.tool : undefined;
+      for (const r of ruleSet.byPhase.protect) {
+        const tools = r.staticWhen.tools;
+        if (tools && (tool === undefined || !tools.has(tool))) continue;
+        const ctx = rt.ctxs[r.index];
+        if (r.staticWhen.test(n, ctx) && (!r.dynamicWhen || r.dynamicWhen(n, ctx))) return r;
+      }
+      return undefined;
+    };
+  }
+
   /** Rebuilds the model's prune requests from its tool calls in the history (state was lost). */
   function replayManualCalls(rt: SessionRuntime, messages: Message[]): void {
     rt.replayManual = false;
@@ -198,7 +219,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         // committed decisions only, so a repeat can neither commit nor shift anything.
         const copy = buildGraph(messages, undefined, { ours });
         renderById(copy, rt.state.decisions, to);
-        if (config.tool) renderIdsById(copy, rt.state, to);
+        if (config.tool) renderIdsById(copy, rt.graph, rt.state, to);
         applyDrops(to.drops, undo);
         if (deferIds && to.tags) renderIntro(messages, rt.state, undo);
         return;
@@ -233,8 +254,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const taggedBefore = rt.tagged.length;
       const result = runPhases(rt, resolved.commit, tokens);
       if (config.tool) {
-        if (deferIds) updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph));
-        const idsFrom = deferIds ? introIndex(graph, rt.state) : 0;
+        const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
         if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
       }
       const state = rt.state;
@@ -334,13 +354,12 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     sweep(sessionID, history, n) {
       const rt = runtime(sessionID);
       const graph = buildGraph(history);
-      rt.update(graph);
-      evaluateProtection(rt);
+      const protection = protectionIn(rt, graph);
       const tools = graph.nodes.filter((x) => x.part.type === "tool" && x.part.state?.status === "completed");
       const targets = n !== undefined ? tools.slice(Math.max(0, tools.length - n)) : tools.filter((x) => x.msgIndex > graph.lastUserMsgIndex);
       let parts = 0, tokens = 0, skipped = 0;
       for (const t of targets) {
-        if (rt.protectedBy.has(t.index) || rt.state.decisions[t.part.id]?.output) {
+        if (protection(t.part.id) || rt.state.decisions[t.part.id]?.output) {
           skipped++;
           continue;
         }
@@ -356,20 +375,15 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);
-      // The ids the model cites are from the last request, whose graph the runtime holds. The
-      // history the host hands the tool may be that very request's messages, as this pruner
-      // rendered them: nodes built from it would read pruned and tagged content as the parts'.
-      if (!rt.graph) rt.update(buildGraph(history));
-      const graph = rt.graph;
-      evaluateProtection(rt);
+      const graph = buildGraph(history);
+      const protectedBy = protectionIn(rt, graph);
       const result = applyManual(request, {
         state: rt.state,
         history,
         graph,
         // static and time-dependent protection alike: protect rules hold for manual prunes too
         protection: (id) => {
-          const n = graph.byId.get(id);
-          const by = n && rt.protectedBy.get(n.index);
+          const by = protectedBy(id);
           return by && `by rule "${by.id}": ${by.spec.description}`;
         },
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,

@@ -79,14 +79,21 @@ export function textLength(v: unknown): number {
   return textOf(v).length;
 }
 
+/** Characters of a tool part's input as sent (its JSON; `{}` when absent), measured once per node. */
+export function inputCharsOf(node: PartNode): number {
+  let n = node.inChars;
+  if (n === undefined) node.inChars = n = textLength(node.part.state?.input ?? {});
+  return n;
+}
+
 /** Characters the provider receives for the slot a patch replaces (for token accounting). */
 export function slotChars(node: PartNode, patch: Patch): number {
   const p = node.part;
-  if (patch.input !== undefined) return textLength(p.state?.input ?? {});
+  if (patch.input !== undefined) return inputCharsOf(node);
   if (patch.output !== undefined) return toolResultText(p).length;
   if (patch.text !== undefined) return (p.text ?? "").length;
   if (patch.asText !== undefined) return textOf(p.url).length;
-  if (patch.drop) return p.type === "tool" ? toolResultText(p).length + textLength(p.state?.input) : textOf(p.text).length;
+  if (patch.drop) return p.type === "tool" ? toolResultText(p).length + (p.state?.input === undefined ? 0 : inputCharsOf(node)) : textOf(p.text).length;
   return 0;
 }
 
@@ -284,6 +291,7 @@ const PLAN_OTHER = 0; // anything else: the general path (renderSlots)
 const PLAN_WRITE = 1; // write rInput as the input (if set), rValue as the output (if set)
 const PLAN_DROP = 2; // one output decision whose patch only drops the part
 const PLAN_NONE = 3; // nothing to write
+const PLAN_DECIDED = 4; // PLAN_WRITE for an output decision: the attachments are emptied too
 
 /** Only replaces the output (a string), or only the input: the common patches. */
 const outputOnly = (p: Patch) => typeof p.output === "string" && p.input === undefined && p.text === undefined && p.asText === undefined && p.drop !== true;
@@ -303,7 +311,8 @@ function planOf(node: PartNode): number {
   node.rInput = inp?.input;
   // the tag follows the output, written once: tagOutput's `${output}\n${suffix}`
   node.rValue = node.suffix !== undefined ? `${base}\n${node.suffix}` : out !== undefined ? base : undefined;
-  return node.rValue === undefined && node.rInput === undefined ? PLAN_NONE : PLAN_WRITE;
+  if (node.rValue === undefined && node.rInput === undefined) return PLAN_NONE;
+  return out !== undefined ? PLAN_DECIDED : PLAN_WRITE;
 }
 
 /** Where rendering writes: the undo log, the drops to apply at the end, and whether id tags are shown. */
@@ -361,7 +370,7 @@ export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number
     let kind = node.rKind;
     if (kind === undefined) node.rKind = kind = planOf(node);
     if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
-    if (kind === PLAN_WRITE) {
+    if (kind === PLAN_WRITE || kind === PLAN_DECIDED) {
       const st = part.state!;
       const log = to.log;
       const input = node.rInput;
@@ -376,7 +385,7 @@ export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number
         log.add(st, "output", old, log.owns(st, "output", old));
         st.output = output;
         // an output decision also empties the attachments (applyOutput)
-        if (node.slots?.output !== undefined && Array.isArray(st.attachments)) {
+        if (kind === PLAN_DECIDED && Array.isArray(st.attachments)) {
           log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
           st.attachments = [];
         }

@@ -41,6 +41,8 @@ export interface PartNode {
   rKind?: number;
   rValue?: string;
   rInput?: unknown;
+  /** Characters of the tool input's JSON (render.ts inputCharsOf), once measured. */
+  inChars?: number;
 }
 
 /**
@@ -140,6 +142,8 @@ class Node implements PartNode {
   rInput?: unknown;
   suffix?: string;
   rc?: number;
+  /** Characters of the tool input's JSON (render.ts inputCharsOf), once measured. */
+  inChars?: number;
   index: number;
   part: Part;
   message: Message;

@@ -218,3 +218,37 @@ describe("a message with very many parts (huge shapes, targeted)", () => {
     expect(history[1].parts.length).toBe(errors.length ? 250_001 : 250_000);
   }, 60_000);
 });
+
+describe("a reasoning id with no part to show it (presets.test.ts nightly, seed 516975713)", () => {
+  // A step's reasoning is followed by blank text and a tool call whose output is not a string:
+  // neither can show a tag (tags are appended to string outputs and to sent assistant text). The
+  // reasoning then gets no id; before the fix it got one that rode on the tool part, and rendering
+  // (whose carrier check read the rendered parts) showed it on the blank text instead.
+  const P = (id: string, m: string, type: string, extra = {}) => ({ id, sessionID: sid, messageID: m, type, ...extra });
+  const history = (): Message[] => [
+    { info: { id: "m1", sessionID: sid, role: "user" }, parts: [P("p1", "m1", "text", { text: "look at it" })] },
+    {
+      info: { id: "m2", sessionID: sid, role: "assistant" },
+      parts: [
+        P("p2", "m2", "step-start"),
+        P("p3", "m2", "reasoning", { text: Array.from({ length: 40 }, (_, i) => `line ${i} [acp:t${i % 5}] thinking`).join("\n") }),
+        P("p4", "m2", "text", { text: "\n".repeat(54) }),
+        P("p5", "m2", "tool", { tool: "bash", callID: "c5", state: { status: "completed", input: { command: "ls" }, output: { value: 42 }, title: "", metadata: {}, time: { start: 1, end: 2 } } }),
+        P("p6", "m2", "step-finish"),
+      ],
+    },
+    { info: { id: "m3", sessionID: sid, role: "user" }, parts: [P("p7", "m3", "text", { text: "next" })] },
+  ];
+
+  it("no part shows a reasoning id it cannot carry, and a second pass changes nothing", () => {
+    for (const preset of ["compact", "balanced"]) {
+      const pruner = createPruner({ preset, config: { idsFromTokens: 0 } });
+      const out = history();
+      pruner.transform(out);
+      const text = JSON.stringify(out);
+      expect(text, preset).not.toMatch(/\[acp:r/);
+      pruner.transform(out);
+      expect(JSON.stringify(out), preset).toBe(text);
+    }
+  });
+});
