@@ -8,6 +8,10 @@
 // beside it because other load on the machine inflates wall time (the load average is printed),
 // and so is the garbage collection that fell inside the timed calls (V8 "gc" entries).
 //
+// npm run bench -- --fresh: every copy is a JSON round trip, so its strings are new too, as in
+// the host (which parses each step's history from its database); the default copy shares the
+// strings with the original (cheaper to make, and cheaper to read: see docs/bench.md).
+//
 // npm run bench -- --scale [--json out.json]: the same measures on generated sessions of 1,000,
 // 5,000 and 10,000 messages and on one with a 50 MB tool output, each case in its own process so
 // that its peak RSS is its own; prints the growth factors between sizes. docs/bench.md explains
@@ -28,6 +32,9 @@ const CORPUS_FILE = join(CORPUS_DIR, "c7d2069e-c561-4759-8adf-b0745be78c29.json"
 const REPEATS = 40;
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+const FRESH = process.argv.includes("--fresh");
+/** The copy OpenCode would hand the hook (see --fresh). */
+const copyOf = <T>(v: T): T => (FRESH ? (JSON.parse(JSON.stringify(v)) as T) : deepCopy(v));
 const round = (x: number) => Math.round(x * 1000) / 1000;
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
 
@@ -81,7 +88,7 @@ function measure(fn: () => void): Sample {
 
 /** One timed transform on a fresh copy (the copy is not timed). */
 function timed(pruner: ReturnType<typeof createPruner>, messages: Message[]): Sample {
-  const copy = deepCopy(messages);
+  const copy = copyOf(messages);
   return measure(() => pruner.transform(copy));
 }
 
@@ -153,12 +160,12 @@ async function mainBench() {
   // as the graph walk, render and the id tags each touch them (memory-bound on a copy this size)
   const readPass: Sample[] = [];
   for (let k = 0; k < 10; k++) {
-    const copy = deepCopy(gen.history);
+    const copy = copyOf(gen.history);
     graphOnly.push(measure(() => buildGraph(copy)));
   }
   let sink = 0;
   for (let k = 0; k < 10; k++) {
-    const copy = deepCopy(gen.history);
+    const copy = copyOf(gen.history);
     readPass.push(
       measure(() => {
         for (const m of copy)
@@ -195,12 +202,12 @@ async function mainBench() {
     "incremental median ≤ 2 ms (same turn and new turn)": generated.sameTurnPlus5.median <= 2 && generated.newTurnPlus5.median <= 2,
     "cold ≤ 50 ms (generated full pass, median)": generated.coldFullPass.median <= 50,
   };
-  const result = { node: process.version, preset: PRESET, loadavg: load(), corpus: corpusStats, generated, peakRssMB, targets };
+  const result = { node: process.version, preset: PRESET, copies: FRESH ? "json" : "shared-strings", loadavg: load(), corpus: corpusStats, generated, peakRssMB, targets };
 
   const num = (x: number) => String(x).padStart(9);
   const row = (name: string, s: Stats) =>
     `${name.padEnd(42)} ${num(s.median)} ${s.n > 1 ? num(s.p95) : "".padStart(9)} ${s.n > 1 ? num(s.max) : "".padStart(9)} ${num(s.cpuMedian)} ${num(s.gcMedian)} ${String(s.n).padStart(4)}`;
-  console.log(`transform ms (${PRESET}, node ${process.version}, load average ${result.loadavg.join(" ")})`);
+  console.log(`transform ms (${PRESET}, node ${process.version}, copies ${result.copies}, load average ${result.loadavg.join(" ")})`);
   console.log(`${"".padEnd(42)} ${"median".padStart(9)} ${"p95".padStart(9)} ${"max".padStart(9)} ${"cpu med".padStart(9)} ${"gc med".padStart(9)} ${"n".padStart(4)}`);
   console.log(`corpus: ${corpusStats.session}`);
   console.log(row("  per call (new pruner, warm process)", corpusStats.perCall));

@@ -101,6 +101,9 @@ export function updateSuffixes(nodes: PartNode[], from: Iterable<number>, change
     while (a > 0 && nodes[a - 1].msgIndex === n.msgIndex) a--;
     let b = i + 1;
     while (b < nodes.length && nodes[b].msgIndex === n.msgIndex) b++;
+    let tagged = false;
+    for (let j = a; j < b && !tagged; j++) tagged = nodes[j].tag !== undefined || nodes[j].suffix !== undefined;
+    if (!tagged) continue; // no tag to place, none to take away
     const next = new Map<PartNode, string>();
     for (let j = a; j < b; j++) {
       const t = nodes[j];

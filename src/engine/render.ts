@@ -418,13 +418,13 @@ function renderSlow(node: PartNode, part: Part, parts: Part[], pi: number, to: R
   }
 }
 
-/** A copy of a part that writes can go to (the part, its tool state and that state's times). */
+/** A copy of a part that writes can go to (the part, its tool state, and its times if a compaction mark may be removed). */
 function writable(part: Part): Part {
   const copy: Part = { ...part };
   const st = part.state;
   if (st && typeof st === "object") {
     const s = { ...st };
-    if (s.time && typeof s.time === "object") s.time = { ...s.time };
+    if (s.time && typeof s.time === "object" && s.time.compacted) s.time = { ...s.time };
     copy.state = s;
   }
   return copy;
