@@ -17,8 +17,8 @@
 // that its peak RSS is its own; prints the growth factors between sizes. docs/bench.md explains
 // the figures.
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance, PerformanceObserver } from "node:perf_hooks";
@@ -92,9 +92,9 @@ function timed(pruner: ReturnType<typeof createPruner>, messages: Message[]): Sa
   return measure(() => pruner.transform(copy));
 }
 
-function newPruner() {
+function newPruner(stateDir?: string) {
   const errors: unknown[] = [];
-  const p = createPruner({ preset: PRESET, onError: (e) => errors.push(e) });
+  const p = createPruner({ preset: PRESET, stateDir, onError: (e) => errors.push(e) });
   return { p, errors };
 }
 
@@ -146,8 +146,23 @@ function sessionBench(base: Message[], coldRuns: number, repeats: number) {
     turn.push(timed(p, history));
   }
   if (errors.length) throw errors[0];
+  // as the plugin runs: the session's state file is written (merged, under a lock) on every call
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-state-"));
+  const persisted: Sample[] = [];
+  try {
+    const s = newPruner(dir);
+    let h = base;
+    timed(s.p, h);
+    for (let k = 0; k < Math.min(repeats, 20); k++) {
+      h = appendStep(h, 3000 + k, 5, k % 2 === 1);
+      persisted.push(timed(s.p, h));
+    }
+    if (s.errors.length) throw s.errors[0];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   const sessionID = base[0].info.sessionID;
-  return { cold, same, turn, history, decisions: Object.keys(p.state(sessionID).decisions).length, rebuilt: p.lastCall(sessionID)?.rebuilt ?? null };
+  return { cold, same, turn, persisted, history, decisions: Object.keys(p.state(sessionID).decisions).length, rebuilt: p.lastCall(sessionID)?.rebuilt ?? null };
 }
 
 async function mainBench() {
@@ -191,6 +206,7 @@ async function mainBench() {
     coldFullPass: stats(gen.cold),
     sameTurnPlus5: stats(gen.same),
     newTurnPlus5: stats(gen.turn),
+    withStateFolder: stats(gen.persisted),
     buildGraphOnly: stats(graphOnly),
     readPassOnly: stats(readPass),
     decisions: gen.decisions,
@@ -219,6 +235,7 @@ async function mainBench() {
   console.log(row("  cold full pass (new pruner)", generated.coldFullPass));
   console.log(row("  +5 parts, same turn (warm)", generated.sameTurnPlus5));
   console.log(row("  +5 parts, new turn (warm)", generated.newTurnPlus5));
+  console.log(row("  +5 parts, with a state folder (plugin)", generated.withStateFolder));
   console.log(row("  of which buildGraph alone (same history)", generated.buildGraphOnly));
   console.log(row("  floor: one read pass over the copy", generated.readPassOnly));
   console.log(`  ${generated.decisions} decisions rendered per call; caches rebuilt on the last call: ${generated.rebuiltOnLastCall}`);

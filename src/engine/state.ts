@@ -128,9 +128,16 @@ function readValid(file: string, sessionID: string): SessionState | undefined {
  * Per state object: the JSON last read from or written to disk (the base of a three-way merge),
  * and the parts the user or the model changed since (manual prunes, restores, sweeps).
  */
-const syncs = new WeakMap<SessionState, { base?: string; touched: Set<string> }>();
+const syncs = new WeakMap<SessionState, Sync>();
 
-function syncOf(state: SessionState): { base?: string; touched: Set<string> } {
+interface Sync {
+  base?: string;
+  touched: Set<string>;
+  /** The state file as this process last wrote it (inode, size, mtime): unchanged, nobody else wrote. */
+  stat?: string;
+}
+
+function syncOf(state: SessionState): Sync {
   let s = syncs.get(state);
   if (!s) syncs.set(state, (s = { touched: new Set() }));
   return s;
@@ -229,14 +236,71 @@ export function saveState(dir: string, state: SessionState): boolean {
   if (!file) return false;
   mkdirSync(dir, { recursive: true });
   return withLock(file, () => {
-    const disk = readValid(file, state.sessionID);
+    // Still the file this process wrote: no other process wrote since, so there is nothing to
+    // merge (and no 2 MB to read and parse on every call of a long session).
+    const sync = syncOf(state);
+    const ours = sync.stat !== undefined && statKey(file) === sync.stat;
+    const disk = ours ? undefined : readValid(file, state.sessionID);
     const foreign = disk !== undefined && (disk.rev ?? 0) !== (state.rev ?? 0) && mergeState(state, disk);
     state.rev = Math.max(disk?.rev ?? 0, state.rev ?? 0) + 1;
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    const json = JSON.stringify(state);
+    const json = stateJson(state);
     writeFileSync(tmp, json);
     renameSync(tmp, file);
-    syncs.set(state, { base: json, touched: new Set() });
+    syncs.set(state, { base: json, touched: new Set(), stat: statKey(file) });
     return foreign;
   });
+}
+
+function statKey(file: string): string | undefined {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Per decision record of a part: the JSON of its entry, valid while the record holds the same
+ * decisions (a decision is never changed once made; a change is a new object).
+ */
+const entryJson = new WeakMap<object, { key: string; output?: Decision; input?: Decision; json: string }>();
+
+/**
+ * JSON.stringify(state), reusing the JSON of every part's decisions written before: a long
+ * session holds thousands of them, and the state is written on every call.
+ */
+export function stateJson(state: SessionState): string {
+  let out = "{";
+  for (const key of Object.keys(state)) {
+    const v = (state as unknown as Record<string, unknown>)[key];
+    const json = key === "decisions" && isPlain(v) ? decisionsJson(v) : JSON.stringify(v);
+    if (json === undefined) continue; // undefined, functions: left out, as by JSON.stringify
+    out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${json}`;
+  }
+  return `${out}}`;
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype && typeof (v as { toJSON?: unknown }).toJSON !== "function";
+
+function decisionsJson(rec: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const key of Object.keys(rec)) {
+    const slots = rec[key];
+    if (!isPlain(slots)) {
+      const json = JSON.stringify(slots);
+      if (json !== undefined) parts.push(`${JSON.stringify(key)}:${json}`);
+      continue;
+    }
+    const { output, input } = slots as DecisionSlots;
+    let e = entryJson.get(slots);
+    if (e === undefined || e.key !== key || e.output !== output || e.input !== input) {
+      const json = JSON.stringify(key) + ":" + JSON.stringify(slots);
+      json.charCodeAt(0); // flattened now, not at every join
+      entryJson.set(slots, (e = { key, output, input, json }));
+    }
+    parts.push(e.json);
+  }
+  return `{${parts.join(",")}}`;
 }

@@ -208,9 +208,11 @@ export function charsFrom(g: Graph, first: number): number {
 export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions = {}): Graph {
   const prevNodes = prev?.nodes ?? [];
   const prevCount = prevNodes.length;
-  // The previous graph is done with: its node array is extended in place (no copy of 10k+ entries).
-  const nodes: PartNode[] = prev ? prevNodes : [];
+  // The previous graph's array is shared while every part is carried over; it is copied before
+  // the first change, so a call that fails midway leaves the previous graph whole (the runtime
+  // keeps it, with its id map, until a call succeeds).
   let reusing = prevCount > 0;
+  let nodes: PartNode[] = reusing ? prevNodes : [];
   let turn = 0;
   let calls = 0;
   let tokens = 0;
@@ -246,7 +248,7 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
           continue;
         }
         reusing = false;
-        nodes.length = reused;
+        nodes = prevNodes.slice(0, reused);
         const last = nodes[reused - 1] as Node | undefined;
         if (last) {
           calls = last.callIndex + (last.isTool ? 1 : 0);
@@ -265,7 +267,7 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
   }
   if (reusing) {
     // every part was a reused node: the totals are the last one's; nodes past the history are gone
-    nodes.length = reused;
+    if (reused < prevCount) nodes = prevNodes.slice(0, reused);
     const last = nodes[reused - 1] as Node | undefined;
     if (last) {
       calls = last.callIndex + (last.isTool ? 1 : 0);

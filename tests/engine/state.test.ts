@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { idFor } from "../../src/engine/ids.js";
-import { saveState, newState, stateFile } from "../../src/engine/state.js";
+import { saveState, newState, stateFile, stateJson } from "../../src/engine/state.js";
+import { appendStep, deepCopy, generateSession } from "./session-gen.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 
@@ -160,3 +161,38 @@ describe("durable state", () => {
     expect(output(out, "prt_s2").endsWith(`[acp:${idFor("prt_s2", {})}]`)).toBe(true);
   });
 });
+
+describe("state file writing", () => {
+  it("writes exactly JSON.stringify(state), call after call, with decisions cached between writes", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-statejson-"));
+    const pruner = createPruner({ preset: "compact", stateDir: dir, config: { idsFromTokens: 0 } });
+    let history = generateSession({ seed: 3, turns: 12, stepsPerTurn: 2, toolsPerStep: 4, odd: true });
+    const sid = history[0].info.sessionID;
+    let checked = 0;
+    for (let k = 0; k < 8; k++) {
+      history = appendStep(history, 40 + k, 3, k % 2 === 0);
+      pruner.transform(deepCopy(history));
+      if (k === 3) pruner.restore(sid, Object.keys(pruner.state(sid).decisions)[0]);
+      const state = pruner.state(sid);
+      expect(stateJson(state)).toBe(JSON.stringify(state));
+      expect(readFileSync(stateFile(dir, sid)!, "utf8")).toBe(JSON.stringify(state));
+      checked += Object.keys(state.decisions).length;
+    }
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it("a write by another process is still merged (the file changed since this process wrote it)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-statestat-"));
+    const ours = newState("ses_stat");
+    saveState(dir, ours);
+    const file = stateFile(dir, "ses_stat")!;
+    // another process: same file, one more decision, a newer revision
+    const theirs = JSON.parse(readFileSync(file, "utf8"));
+    theirs.decisions.prt_x = { output: { rule: "manual", action: "manual", patch: { output: "x" }, tokens: 5, call: 0 } };
+    theirs.rev += 1;
+    writeFileSync(file, JSON.stringify(theirs));
+    expect(saveState(dir, ours)).toBe(true);
+    expect(ours.decisions.prt_x?.output?.rule).toBe("manual");
+  });
+});
+

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPruner } from "../../src/engine/pruner.js";
 import type { Message } from "../../src/graph/types.js";
-import { TMP } from "./invariants.js";
+import { ErrorSink, newStats, replayAndCheck, TMP } from "./invariants.js";
+import { buildSession } from "./arbitraries.js";
 
 const sid = "ses_regression";
 const made: string[] = [];
@@ -252,3 +253,32 @@ describe("a reasoning id with no part to show it (presets.test.ts nightly, seed 
     }
   });
 });
+
+describe("a fault in the middle of the graph walk (fail-open.test.ts nightly, seed 1467552894)", () => {
+  // The walk extended the previous graph's node array in place; a fault midway (here: reading a
+  // message's parts throws once) left that array with nodes its id map did not know, and a later
+  // call took the part they stood for as a duplicate id: a part pruned two calls before went out
+  // in full. The walk now copies the array before its first change. The shrunk counterexample as
+  // the property generated it (a revert and a fault at call 11), replayed with every invariant.
+  const [, spec, schedule, fault] = [0,{"sid":-1,"turns":[{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"blob":{"lines":71,"width":0,"flavor":0,"seed":0}}}],"steps":[{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":false,"tools":[{"tool":"read","input":{"shape":0,"mix":0,"filePath":0,"command":0,"pattern":0,"url":0,"query":0,"content":{"lines":0,"width":0,"flavor":0,"seed":0},"oldString":{"lines":0,"width":0,"flavor":0,"seed":0},"newString":{"lines":13,"width":0,"flavor":0,"seed":0},"todos":"pending"},"status":"completed","output":{"blob":{"lines":13,"width":4,"flavor":2,"seed":0}},"error":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}},"compacted":false,"attachments":false,"interrupted":false,"odd":"none"}],"extras":[]},{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}}}],"steps":[{"markers":false,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]}]}],"odd":{"dupParts":[],"dupMsgs":[],"swaps":[],"empties":[]}},{"repeatMask":0,"restores":[],"compact":{"at":50,"cut":13},"revert":{"at":5,"back":1}},{"call":11,"target":8,"prop":"parts","at":1}] as const;
+
+  it("every prune stays through the failed call and after it", () => {
+    const sink = new ErrorSink();
+    const dir = tmp("acp-reg-walkfault-");
+    const pruner = createPruner({ preset: "compact", stateDir: dir, onError: sink.onError });
+    const messages = buildSession(spec as never);
+    const inject = {
+      at: fault.call,
+      apply(input: Message[]) {
+        const m = input[fault.target % input.length] as unknown as Record<string, unknown>;
+        let value = m.parts;
+        let armed = true;
+        Object.defineProperty(m, "parts", { enumerable: true, configurable: true, get: () => { if (armed) { armed = false; throw new Error("injected fault"); } return value; }, set: (v) => (value = v) });
+        return () => void (armed = false);
+      },
+    };
+    const violations = replayAndCheck(messages, { ...(schedule as never), restartAt: undefined }, { label: "fault compact parts@1", pruner, stateDir: dir, inject, sink }, newStats());
+    expect(violations, violations.join("\n")).toEqual([]);
+  });
+});
+
