@@ -10,7 +10,7 @@
 import type { Graph, PartNode } from "../graph/graph.js";
 import type { Part } from "../graph/types.js";
 import type { SessionRuntime } from "./session.js";
-import type { DecisionSlots, SessionState } from "./state.js";
+import { noteId, type DecisionSlots, type SessionState } from "./state.js";
 import { renderText, tagOutput, type RenderTarget } from "./render.js";
 
 /** t: tool output, m: assistant message text, r: reasoning. */
@@ -78,6 +78,7 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
     if (kind === "r" && !carrierOf(nodes, n, dropped)) continue; // nowhere to show it
     const id = idFor(n.part.id, ids, kind);
     ids[id] = n.part.id;
+    noteId(rt.state, id);
     rt.idByPart.set(n.part.id, id);
     n.tag = tagOf(id);
     n.visit = true;

@@ -8,7 +8,7 @@ import type { Patch } from "./actions/index.js";
 import { inputCharsOf, patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
-import type { Decision } from "./state.js";
+import { noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 
 /** What decided a part: a compiled rule, or the model's own request. */
@@ -220,6 +220,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       w.node.visit = true;
       rt.committedNow.push(w.node.index);
       w.node.slots[w.slot] = d;
+      noteDecision(state, id);
       w.node.rKind = undefined; // render plans again
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }

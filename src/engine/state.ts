@@ -1,7 +1,13 @@
-// Per-session decisions: sticky once committed, persisted atomically so a new OpenCode
-// process renders byte-identical prompts. Only decisions and the sent-prefix marker are
-// stored; the original content always comes back from the host's own history.
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+// Per-session decisions: sticky once committed, persisted so a new OpenCode process renders
+// byte-identical prompts. Only decisions and the sent-prefix marker are stored; the original
+// content always comes back from the host's own history.
+//
+// On disk: `<session>.json`, written whole and atomically, and `<session>.journal`, one JSON line
+// per later save with what changed (a long session's state is megabytes; a call changes a few
+// decisions). A journal belongs to the snapshot whose `journal` token its first line repeats; a
+// new snapshot starts a new journal, so a crash between the two writes leaves an old journal that
+// is ignored, and a torn last line is ignored too (that save's request was never sent).
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Patch, Slot } from "./actions/index.js";
 import type { ManualEntry } from "./manual.js";
@@ -39,6 +45,8 @@ export interface SessionState {
   introAt?: string;
   /** Prune requests from the model, applied in the manual phase. */
   manual?: Record<string, ManualEntry>;
+  /** Token of the journal that continues this snapshot on disk. */
+  journal?: string;
 }
 
 export const newState = (sessionID: string): SessionState => ({ version: STATE_VERSION, sessionID, calls: 0, decisions: {} });
@@ -49,6 +57,18 @@ const SAFE_ID = /^[A-Za-z0-9_.-]{1,200}$/;
 export function stateFile(dir: string, sessionID: string): string | undefined {
   if (typeof sessionID !== "string" || !SAFE_ID.test(sessionID) || sessionID.startsWith(".")) return undefined;
   return join(dir, `${sessionID}.json`);
+}
+
+/** The journal beside a state file. */
+export function journalFile(dir: string, sessionID: string): string | undefined {
+  const file = stateFile(dir, sessionID);
+  return file && `${file.slice(0, -".json".length)}.journal`;
+}
+
+/** Every file holding a session's state (to copy or remove it). */
+export function stateFiles(dir: string, sessionID: string): string[] {
+  const file = stateFile(dir, sessionID);
+  return file ? [file, journalFile(dir, sessionID)!] : [];
 }
 
 /** Loads a session's state; `onFresh` is told when there was none (or none usable). */
@@ -65,7 +85,9 @@ export function loadState(dir: string, sessionID: string, onProblem?: (msg: stri
   try {
     const s = JSON.parse(raw) as SessionState;
     if (s.version !== STATE_VERSION || s.sessionID !== sessionID || typeof s.decisions !== "object") throw new Error(`unsupported state version ${s.version}`);
-    syncOf(s).base = raw;
+    const sync = syncOf(s);
+    sync.base = raw;
+    sync.lines = applyJournal(s, readJournal(journalFile(dir, sessionID)!));
     return s;
   } catch (e) {
     // Corrupt or from a newer version: keep it for inspection, start clean.
@@ -116,12 +138,90 @@ function parseValid(raw: string, sessionID: string): SessionState | undefined {
   }
 }
 
-function readValid(file: string, sessionID: string): SessionState | undefined {
+/** The state on disk (snapshot and journal), read without side effects; undefined when missing or not valid. */
+export function readState(dir: string, sessionID: string): SessionState | undefined {
+  const file = stateFile(dir, sessionID);
+  return file && readValid(file, journalFile(dir, sessionID)!, sessionID);
+}
+
+/** The state on disk: the snapshot with its journal applied. */
+function readValid(file: string, journal: string, sessionID: string): SessionState | undefined {
+  let s: SessionState | undefined;
   try {
-    return parseValid(readFileSync(file, "utf8"), sessionID);
+    s = parseValid(readFileSync(file, "utf8"), sessionID);
   } catch {
     return undefined;
   }
+  if (s) applyJournal(s, readJournal(journal));
+  return s;
+}
+
+function readJournal(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** One save after the snapshot: the scalars as they are now, and the records' entries that changed (null: removed). */
+interface JournalLine {
+  s: Pick<SessionState, (typeof SCALARS)[number]>;
+  decisions?: Record<string, DecisionSlots | null>;
+  manual?: Record<string, ManualEntry | null>;
+  pinned?: Record<string, true | null>;
+  ids?: Record<string, string>;
+}
+
+const SCALARS = ["calls", "rev", "sentUpTo", "introAt"] as const;
+const PART_RECORDS = ["decisions", "manual", "pinned"] as const;
+
+/**
+ * Applies the lines of `text` that continue `state`'s snapshot (the first line names its token);
+ * stops at a line that does not parse (a torn write). Returns the lines applied.
+ */
+function applyJournal(state: SessionState, text: string): string[] {
+  if (!text || state.journal === undefined) return [];
+  const lines = text.split("\n");
+  const applied: string[] = [];
+  for (let i = 0; i < lines.length - 1; i++) {
+    let v: unknown;
+    try {
+      v = JSON.parse(lines[i]);
+    } catch {
+      break;
+    }
+    if (!v || typeof v !== "object") break;
+    if (i === 0) {
+      if ((v as { journal?: unknown }).journal !== state.journal) return [];
+      continue;
+    }
+    const line = v as JournalLine;
+    if (!line.s || typeof line.s !== "object") break;
+    applyLine(state, line);
+    applied.push(lines[i]);
+  }
+  return applied;
+}
+
+function applyLine(state: SessionState, line: JournalLine): void {
+  const st = state as unknown as Record<string, unknown>;
+  for (const k of SCALARS) {
+    const v = (line.s as Record<string, unknown>)[k];
+    if (v === undefined) delete st[k];
+    else st[k] = v;
+  }
+  for (const k of PART_RECORDS) {
+    const delta = line[k];
+    if (!delta) continue;
+    for (const id of Object.keys(delta)) {
+      const v = delta[id];
+      const rec = st[k] as Record<string, unknown> | undefined;
+      if (v !== null) ((st[k] ??= {}) as Record<string, unknown>)[id] = v;
+      else if (rec) delete rec[id];
+    }
+  }
+  if (line.ids) Object.assign((state.ids ??= {}), line.ids);
 }
 
 /**
@@ -131,10 +231,18 @@ function readValid(file: string, sessionID: string): SessionState | undefined {
 const syncs = new WeakMap<SessionState, Sync>();
 
 interface Sync {
+  /** The snapshot, and the journal lines after it, as last read or written. */
   base?: string;
+  lines?: string[];
   touched: Set<string>;
-  /** The state file as this process last wrote it (inode, size, mtime): unchanged, nobody else wrote. */
+  /** The state file and journal as this process last wrote them (inode, size, mtime): unchanged, nobody else wrote. */
   stat?: string;
+  /** Bytes in the journal. */
+  journalSize?: number;
+  /** Parts whose committed decisions changed since the last save (new decisions). */
+  changed?: Set<string>;
+  /** Ids given since the last save. */
+  newIds?: string[];
 }
 
 function syncOf(state: SessionState): Sync {
@@ -146,6 +254,18 @@ function syncOf(state: SessionState): Sync {
 /** Records that a request of the user or model changed this part: on a merge, ours wins for it. */
 export function touch(state: SessionState, partId: string): void {
   syncOf(state).touched.add(partId);
+}
+
+/**
+ * Records a part's new committed decision, and a new id, for the next journal line. Only a state
+ * that has a journal on disk tracks them: otherwise the next save writes everything.
+ */
+export function noteDecision(state: SessionState, partId: string): void {
+  syncs.get(state)?.changed?.add(partId);
+}
+
+export function noteId(state: SessionState, id: string): void {
+  syncs.get(state)?.newIds?.push(id);
 }
 
 const SLOTS = ["output", "input"] as const;
@@ -172,7 +292,7 @@ function setSlot(state: SessionState, partId: string, slot: (typeof SLOTS)[numbe
  */
 export function mergeState(ours: SessionState, disk: SessionState): boolean {
   const sync = syncOf(ours);
-  const base = (sync.base !== undefined && parseValid(sync.base, ours.sessionID)) || newState(ours.sessionID);
+  const base = baseOf(sync, ours.sessionID);
   let changed = false;
   const manual = (ours.manual ??= {});
   const pinned = (ours.pinned ??= {});
@@ -226,30 +346,81 @@ export function mergeState(ours: SessionState, disk: SessionState): boolean {
   return changed;
 }
 
+/** The state as last synced (the base of a three-way merge). */
+function baseOf(sync: Sync, sessionID: string): SessionState {
+  const base = (sync.base !== undefined && parseValid(sync.base, sessionID)) || newState(sessionID);
+  for (const line of sync.lines ?? []) applyLine(base, JSON.parse(line) as JournalLine);
+  return base;
+}
+
+/** A journal grows to this size, or to the snapshot's if larger, before the next save writes a snapshot. */
+const JOURNAL_MIN = 256 * 1024;
+
 /**
- * Writes state atomically (temp file + rename) under a lock; if another process wrote since we
- * last synced (serve + attach, two terminals), its decisions are merged in first, so neither
- * process loses the other's updates. Returns true when foreign changes were merged.
+ * Saves state under a lock. If another process wrote since we last synced (serve + attach, two
+ * terminals), its decisions are merged in first, so neither process loses the other's updates;
+ * returns true when foreign changes were merged. Otherwise what changed since the last save is
+ * appended to the journal, until the journal outgrows the snapshot and a new snapshot is written
+ * (temp file + rename).
  */
 export function saveState(dir: string, state: SessionState): boolean {
   const file = stateFile(dir, state.sessionID);
   if (!file) return false;
+  const journal = journalFile(dir, state.sessionID)!;
   mkdirSync(dir, { recursive: true });
   return withLock(file, () => {
-    // Still the file this process wrote: no other process wrote since, so there is nothing to
-    // merge (and no 2 MB to read and parse on every call of a long session).
+    // Still the files this process wrote: no other process wrote since, so there is nothing to
+    // merge (and no megabytes to read and parse on every call of a long session).
     const sync = syncOf(state);
-    const ours = sync.stat !== undefined && statKey(file) === sync.stat;
-    const disk = ours ? undefined : readValid(file, state.sessionID);
+    const ours = sync.stat !== undefined && filesKey(file, journal) === sync.stat;
+    if (ours && sync.changed && sync.newIds && sync.journalSize! < Math.max(JOURNAL_MIN, sync.base!.length)) {
+      state.rev = (state.rev ?? 0) + 1;
+      const line = journalLine(state, sync);
+      appendFileSync(journal, `${line}\n`);
+      sync.lines!.push(line);
+      sync.journalSize! += Buffer.byteLength(line) + 1;
+      sync.stat = filesKey(file, journal);
+      sync.touched.clear();
+      sync.changed.clear();
+      sync.newIds.length = 0;
+      return false;
+    }
+    const disk = ours ? undefined : readValid(file, journal, state.sessionID);
     const foreign = disk !== undefined && (disk.rev ?? 0) !== (state.rev ?? 0) && mergeState(state, disk);
     state.rev = Math.max(disk?.rev ?? 0, state.rev ?? 0) + 1;
+    state.journal = Math.random().toString(36).slice(2, 12);
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     const json = stateJson(state);
     writeFileSync(tmp, json);
     renameSync(tmp, file);
-    syncs.set(state, { base: json, touched: new Set(), stat: statKey(file) });
+    const head = `${JSON.stringify({ journal: state.journal })}\n`;
+    writeFileSync(journal, head); // the old journal belonged to the old snapshot
+    syncs.set(state, { base: json, lines: [], touched: new Set(), stat: filesKey(file, journal), journalSize: Buffer.byteLength(head), changed: new Set(), newIds: [] });
     return foreign;
   });
+}
+
+/** What changed since the last save, as one journal line. */
+function journalLine(state: SessionState, sync: Sync): string {
+  const s: Record<string, unknown> = {};
+  for (const k of SCALARS) s[k] = state[k];
+  const line: JournalLine = { s: s as JournalLine["s"] };
+  const decisions: Record<string, DecisionSlots | null> = {};
+  for (const set of [sync.changed!, sync.touched]) for (const id of set) decisions[id] = state.decisions[id] ?? null;
+  if (sync.changed!.size > 0 || sync.touched.size > 0) line.decisions = decisions;
+  if (sync.touched.size > 0) {
+    line.manual = {};
+    line.pinned = {};
+    for (const id of sync.touched) {
+      line.manual[id] = state.manual?.[id] ?? null;
+      line.pinned[id] = state.pinned?.[id] ?? null;
+    }
+  }
+  if (sync.newIds!.length > 0) {
+    line.ids = {};
+    for (const id of sync.newIds!) line.ids[id] = state.ids![id];
+  }
+  return JSON.stringify(line);
 }
 
 function statKey(file: string): string | undefined {
@@ -260,6 +431,8 @@ function statKey(file: string): string | undefined {
     return undefined;
   }
 }
+
+const filesKey = (file: string, journal: string) => `${statKey(file)}|${statKey(journal)}`;
 
 /**
  * Per decision record of a part: the JSON of its entry, valid while the record holds the same

@@ -63,7 +63,7 @@ describe("createPruner", () => {
     const firstPruned = inProcess.findIndex((c) => String(toolPart(c, "prt_s1")?.state?.output).includes("superseded"));
     expect(firstPruned).toBeGreaterThan(0);
     for (const c of inProcess.slice(firstPruned)) expect(toolPart(c, "prt_s1")?.state?.output).toContain("superseded");
-    expect(readdirSync(dir)).toEqual([`${SID}.json`]);
+    expect(readdirSync(dir).sort()).toEqual([`${SID}.journal`, `${SID}.json`]);
   });
 
   it("batches changes to the already-sent prefix until they free enough tokens", () => {

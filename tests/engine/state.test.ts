@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { idFor } from "../../src/engine/ids.js";
-import { saveState, newState, stateFile, stateJson } from "../../src/engine/state.js";
+import { journalFile, loadState, readState, saveState, newState, stateFile, stateJson } from "../../src/engine/state.js";
 import { appendStep, deepCopy, generateSession } from "./session-gen.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
@@ -163,22 +163,47 @@ describe("durable state", () => {
 });
 
 describe("state file writing", () => {
-  it("writes exactly JSON.stringify(state), call after call, with decisions cached between writes", () => {
+  it("the snapshot is exactly JSON.stringify(state); later saves go to the journal, and both read back as the state", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-statejson-"));
     const pruner = createPruner({ preset: "compact", stateDir: dir, config: { idsFromTokens: 0 } });
     let history = generateSession({ seed: 3, turns: 12, stepsPerTurn: 2, toolsPerStep: 4, odd: true });
     const sid = history[0].info.sessionID;
+    pruner.transform(deepCopy(history));
+    expect(readFileSync(stateFile(dir, sid)!, "utf8")).toBe(JSON.stringify(pruner.state(sid)));
     let checked = 0;
     for (let k = 0; k < 8; k++) {
       history = appendStep(history, 40 + k, 3, k % 2 === 0);
       pruner.transform(deepCopy(history));
       if (k === 3) pruner.restore(sid, Object.keys(pruner.state(sid).decisions)[0]);
+      if (k === 5) expect(pruner.manual(sid, { action: "discard", targets: [Object.keys(pruner.state(sid).ids!)[0]] }, history).ok).toBe(true);
       const state = pruner.state(sid);
       expect(stateJson(state)).toBe(JSON.stringify(state));
-      expect(readFileSync(stateFile(dir, sid)!, "utf8")).toBe(JSON.stringify(state));
+      expect(readState(dir, sid)).toEqual(JSON.parse(JSON.stringify(state)));
       checked += Object.keys(state.decisions).length;
     }
     expect(checked).toBeGreaterThan(20);
+    // one line per save after the snapshot: 8 transforms, a restore and a prune request
+    expect(readFileSync(journalFile(dir, sid)!, "utf8").trim().split("\n")).toHaveLength(1 + 10);
+  });
+
+  it("a torn last journal line is ignored, and so is a journal left from an older snapshot", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-journal-"));
+    const pruner = createPruner({ preset: "compact", stateDir: dir });
+    let history = generateSession({ seed: 4, turns: 8, stepsPerTurn: 2, toolsPerStep: 4 });
+    const sid = history[0].info.sessionID;
+    pruner.transform(deepCopy(history));
+    history = appendStep(history, 40, 3, true);
+    pruner.transform(deepCopy(history));
+    const whole = JSON.parse(JSON.stringify(pruner.state(sid)));
+    const journal = journalFile(dir, sid)!;
+    const text = readFileSync(journal, "utf8");
+    writeFileSync(journal, `${text}{"s":{"calls":99`); // a save cut short by a crash
+    expect(loadState(dir, sid)).toEqual(whole);
+    // a crash after a new snapshot, before its journal: the old journal's lines must not apply
+    const snapshot = JSON.parse(readFileSync(stateFile(dir, sid)!, "utf8"));
+    writeFileSync(stateFile(dir, sid)!, JSON.stringify({ ...snapshot, journal: "newer" }));
+    expect(loadState(dir, sid).calls).toBe(snapshot.calls);
+    expect(whole.calls).toBeGreaterThan(snapshot.calls);
   });
 
   it("a write by another process is still merged (the file changed since this process wrote it)", () => {

@@ -8,7 +8,7 @@ import type { AcpPruner } from "../../src/engine/pruner.js";
 import { compileCondition } from "../../src/engine/compile.js";
 import { isIntroPart } from "../../src/engine/intro.js";
 import type { FactContext } from "../../src/engine/facts.js";
-import { stateFile, type SessionState } from "../../src/engine/state.js";
+import { stateFile, stateFiles, type SessionState } from "../../src/engine/state.js";
 import { buildGraph } from "../../src/graph/graph.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { deepCopy } from "../engine/session-gen.js";
@@ -436,11 +436,12 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
     if (k === restartAt && setup.restart && persistent) {
       // every session id the calls used so far (a compaction or revert can change the first message)
       for (const sid of new Set([mainSid!, ...sidsUsed])) {
-        const from = stateFile(setup.stateDir!, sid);
-        const to = stateFile(setup.restart.dir, sid);
-        if (!from || !to) continue;
-        rmSync(to, { force: true });
-        if (existsSync(from)) copyFileSync(from, to);
+        const from = stateFiles(setup.stateDir!, sid);
+        const to = stateFiles(setup.restart.dir, sid);
+        to.forEach((f, i) => {
+          rmSync(f, { force: true });
+          if (existsSync(from[i])) copyFileSync(from[i], f);
+        });
       }
       b = setup.restart.make();
     }
@@ -472,8 +473,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
   for (const t of trackers.values()) stats.decided += t.decidedEver.size;
   for (const dir of [setup.stateDir, setup.restart?.dir])
     for (const sid of new Set([...(mainSid ? [mainSid] : []), ...sidsUsed])) {
-      const f = dir ? stateFile(dir, sid) : undefined;
-      if (f) rmSync(f, { force: true });
+      for (const f of dir ? stateFiles(dir, sid) : []) rmSync(f, { force: true });
     }
   return violations;
 }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPruner, type AcpPruner } from "../../src/engine/pruner.js";
-import { stateFile, STATE_VERSION, type SessionState } from "../../src/engine/state.js";
+import { readState, stateFile, STATE_VERSION, type SessionState } from "../../src/engine/state.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { buildSession, sessionSpecArb, type GenFlags } from "./arbitraries.js";
 import { ErrorSink, fcParams, PrunerPool, runsFor, timeoutFor, TMP } from "./invariants.js";
@@ -53,7 +53,8 @@ function readDisk(file: string): { state?: SessionState; problem?: string } {
   try {
     const s = JSON.parse(raw) as SessionState;
     if (s.version !== STATE_VERSION || typeof s.decisions !== "object" || s.decisions === null) return { problem: `invalid state: ${raw.slice(0, 200)}` };
-    return { state: s };
+    const whole = readState(dir, s.sessionID); // with the journal's later saves
+    return whole ? { state: whole } : { problem: `state unreadable with its journal: ${raw.slice(0, 200)}` };
   } catch (e) {
     return { problem: `unparseable state file (${(e as Error).message}): ${raw.slice(0, 200)}` };
   }
