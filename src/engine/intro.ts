@@ -51,9 +51,10 @@ export function introIndex(graph: Graph, state: SessionState): number {
 }
 
 /** Appends the instructions to the anchor message (undoable). */
-export function renderIntro(messages: Message[], state: SessionState, undo: Undo): void {
+export function renderIntro(messages: Message[], state: SessionState, undo: Undo, graph?: Graph): void {
   if (state.introAt === undefined) return;
-  const m = messages.find((x) => x?.info?.id === state.introAt);
+  // the graph's walk found the anchor's first place when it looked for this id (no second pass over the messages)
+  const m = graph?.messages === messages && graph.anchorIndex !== undefined && graph.anchorIndex >= 0 && messages[graph.anchorIndex]?.info?.id === state.introAt ? messages[graph.anchorIndex] : messages.find((x) => x?.info?.id === state.introAt);
   if (!m || !Array.isArray(m.parts)) return;
   const part = { id: `${state.introAt}${INTRO_SUFFIX}`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true };
   const parts = m.parts.slice(); // no spread: a message may hold 100k+ parts

@@ -217,11 +217,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
-        const copy = buildGraph(messages, undefined, { ours });
+        const copy = buildGraph(messages, undefined, { ours, anchor: rt.state.introAt });
         renderById(copy, rt.state.decisions, to);
         if (config.tool) renderIdsById(copy, rt.graph, rt.state, to);
         applyDrops(to.drops, undo);
-        if (deferIds && to.tags) renderIntro(messages, rt.state, undo);
+        if (deferIds && to.tags) renderIntro(messages, rt.state, undo, copy);
         return;
       }
       rt.lastCall = { count: messages.length, lastId };
@@ -233,6 +233,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const walk = !rt.viewsStale && !rt.stale;
       const graph = buildGraph(messages, rt.graph, {
         ours,
+        anchor: rt.state.introAt,
         visit: walk
           ? (node, part, parts, pi) => {
               renderNode(node, part, parts, pi, to);
@@ -292,7 +293,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       rt.viewsStale = false;
       rendered.add(messages);
       applyDrops(to.drops, undo);
-      if (deferIds && to.tags) renderIntro(messages, rt.state, undo);
+      if (deferIds && to.tags) renderIntro(messages, rt.state, undo, graph);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came

@@ -141,7 +141,7 @@ function parseValid(raw: string, sessionID: string): SessionState | undefined {
 /** The state on disk (snapshot and journal), read without side effects; undefined when missing or not valid. */
 export function readState(dir: string, sessionID: string): SessionState | undefined {
   const file = stateFile(dir, sessionID);
-  return file && readValid(file, journalFile(dir, sessionID)!, sessionID);
+  return file ? readValid(file, journalFile(dir, sessionID)!, sessionID) : undefined;
 }
 
 /** The state on disk: the snapshot with its journal applied. */

@@ -56,6 +56,8 @@ export interface BuildOptions {
   visit?: ReusedVisitor;
   /** A part this plugin appended on an earlier pass over the same array: taken off the end of its message. */
   ours?: (part: Part) => boolean;
+  /** A message id whose first place the graph reports (Graph.anchorIndex), found by the walk. */
+  anchor?: string;
 }
 
 export interface Graph {
@@ -71,6 +73,8 @@ export interface Graph {
   reused: number;
   /** Totals the nodes derive their dynamic facts from (shared with the graphs built from this one). */
   clock?: Clock;
+  /** Index of the first message whose id is BuildOptions.anchor; -1 if none (or none asked). */
+  anchorIndex?: number;
 }
 
 export const tokensOf = (chars: number) => Math.ceil(chars / 4);
@@ -221,9 +225,11 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0 };
-  const { visit, ours } = opts;
+  const { visit, ours, anchor } = opts;
+  let anchorIndex = -1;
   for (let mi = 0; mi < messages.length; mi++) {
     const m = messages[mi];
+    if (anchor !== undefined && anchorIndex < 0 && m?.info?.id === anchor) anchorIndex = mi;
     if (!m || !Array.isArray(m.parts)) continue;
     const parts = m.parts;
     if (ours && parts.length > 0 && ours(parts[parts.length - 1])) parts.pop();
@@ -289,5 +295,5 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
     if (!known || nodes[known.index] !== known) byId.set(nodes[i].part.id, nodes[i]);
   }
   const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID ?? "";
-  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock };
+  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex };
 }
