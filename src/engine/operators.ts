@@ -62,6 +62,17 @@ export const OPERATORS: OperatorDef[] = [
 export const OPERATOR_NAMES = OPERATORS.map((o) => o.name);
 const byName = new Map(OPERATORS.map((o) => [o.name, o]));
 
+/** The table entry behind a name and how many `not:` decorators wrap it (for the code generator). */
+export function operatorDef(name: string): { def: OperatorDef; negations: number } | undefined {
+  let negations = 0;
+  while (name.startsWith("not:")) {
+    name = name.slice(4);
+    negations++;
+  }
+  const def = byName.get(name);
+  return def && { def, negations };
+}
+
 /** Resolves `not:x` (json-rules-engine's decorator) and plain names. */
 export function resolveOperator(name: string): ((fact: unknown, value: unknown) => boolean) | undefined {
   if (name.startsWith("not:")) {
