@@ -130,9 +130,25 @@ export function conditionSource(cond: Condition, pointer = "/when"): string {
   return e.source(nodeExpr(e, cond, pointer, new Set()));
 }
 
+/** `test` is generated on first use: the rule set also compiles sub-conditions only to read
+ * their kinds, and new Function costs far more than emitting the source. */
+class Compiled implements CompiledCondition {
+  private fn?: Predicate;
+  constructor(
+    private readonly emitter: Emitter,
+    private readonly expr: Expr,
+    readonly kinds: Set<FactKind>,
+    public tools: Set<string> | undefined,
+  ) {}
+  get test(): Predicate {
+    return (this.fn ??= this.emitter.build<Predicate>(this.expr));
+  }
+}
+
 export function compileCondition(cond: Condition, pointer = "/when"): CompiledCondition {
   const kinds = new Set<FactKind>();
   const e = new Emitter();
-  const test = e.build<Predicate>(nodeExpr(e, cond, pointer, kinds));
-  return { test, kinds, tools: dispatchTools(cond) };
+  // Emitting validates: unknown facts and operators throw here, not on first use.
+  const expr = nodeExpr(e, cond, pointer, kinds);
+  return new Compiled(e, expr, kinds, dispatchTools(cond));
 }
