@@ -44,6 +44,8 @@ function globAny(path: string, patterns: unknown): boolean {
   return list.some((p) => typeof p === "string" && globMatcher(p)(path));
 }
 
+// compile.ts inlines equal…greaterThanInclusive as `a OP b` and in/notIn on a literal array as
+// indexOf: change those evaluates there too.
 export const OPERATORS: OperatorDef[] = [
   { name: "equal", description: "fact === value", evaluate: (a, b) => a === b },
   { name: "notEqual", description: "fact !== value", evaluate: (a, b) => a !== b },

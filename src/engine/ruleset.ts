@@ -1,4 +1,4 @@
-// A rule set compiled for the hot path: conditions → closures, keys → getters, each rule's
+// A rule set compiled for the hot path: conditions → generated functions, keys → getters, each rule's
 // `when` split into a cached static part and a per-call dynamic part.
 import type { Condition, Phase, RuleSpec } from "../rules/types.js";
 import { PHASES } from "../rules/types.js";

@@ -1,4 +1,4 @@
-// Differential test: every condition of every preset rule, compiled to closures, must give
+// Differential test: every condition of every preset rule, compiled (generated functions), must give
 // json-rules-engine's verdict (the reference semantics, rule-engine-design.md §10.2) on every
 // part of corpus and generated sessions replayed call by call.
 //
@@ -33,7 +33,7 @@ interface Mismatch {
   reference: boolean | string;
 }
 
-/** One condition under test: our closure, its reference engine and a verdict cache. */
+/** One condition under test: our compiled predicate, its reference engine and a verdict cache. */
 class Checked {
   readonly compiled: CompiledCondition;
   private ref?: Reference;
