@@ -3,6 +3,16 @@
 // reads comes in as a parameter, so no rule-provided text ever reaches the parser.
 export type BindKind = "f" | "o" | "v";
 
+type Factory = (...args: unknown[]) => unknown;
+
+// Factories by source and bound functions: conditions of one shape over the same getters and
+// operators (across rules, rule-set compilations and pruners) share one function, so its
+// feedback and optimised code are reused and its call sites still have one target each.
+// Values are arguments, not part of the key.
+const factories = new Map<string, Factory>();
+// Ids of the bound functions (fact getters and operator functions: a fixed, small set).
+const fnIds = new Map<unknown, number>();
+
 export class Emitter {
   private readonly names: string[] = [];
   private readonly values: unknown[] = [];
@@ -35,8 +45,23 @@ export class Emitter {
     return `"use strict";\nreturn function test(n, c) {\n${locals}return ${expr};\n};`;
   }
 
-  /** One new function per call: its call sites get their own feedback, so V8 can inline them. */
+  /** The generated function, its parameters bound to this emitter's values. */
   build<F>(expr: string): F {
-    return new Function(...this.names, this.source(expr))(...this.values) as F;
+    const body = this.source(expr);
+    const fns = this.values.map((v, i) => (this.names[i][0] === "v" ? "" : idOf(v)));
+    const key = `${this.names.join(",")}|${fns.join(",")}|${body}`;
+    let factory = factories.get(key);
+    if (!factory) {
+      factory = new Function(...this.names, body) as Factory;
+      if (factories.size >= 2000) factories.clear();
+      factories.set(key, factory);
+    }
+    return factory(...this.values) as F;
   }
+}
+
+function idOf(fn: unknown): number {
+  let id = fnIds.get(fn);
+  if (id === undefined) fnIds.set(fn, (id = fnIds.size));
+  return id;
 }

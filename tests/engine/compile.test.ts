@@ -125,11 +125,18 @@ describe("compiled conditions", () => {
     expect(compileCondition(cond).test(node(), ctx())).toBe(false);
   });
 
-  it("each condition gets its own function", () => {
-    const a = compileCondition(tool("read")).test;
-    const b = compileCondition(tool("read")).test;
-    expect(a).not.toBe(b);
-    expect(a(node(), ctx())).toBe(true);
+  it("conditions of one shape share generated code, never values or getters", () => {
+    const read = compileCondition(tool("read")).test;
+    const bash = compileCondition(tool("bash")).test;
+    const role = compileCondition(leaf("role", "equal", "read")).test;
+    expect(read).not.toBe(bash);
+    expect(read.toString()).toBe(bash.toString());
+    for (let i = 0; i < 3; i++) {
+      expect(read(node(), ctx())).toBe(true);
+      expect(bash(node(), ctx())).toBe(false);
+      expect(bash(node({ tool: "bash" }), ctx())).toBe(true);
+      expect(role(node(), ctx())).toBe(false); // same source as `read`, another getter
+    }
   });
 
   it("collects kinds and dispatch tools", () => {
