@@ -137,6 +137,13 @@ type Segment = string | ((n: PartNode, c: FactContext) => string | undefined);
 
 export interface CompiledKey {
   template: string;
+  /**
+   * Keys `prefix + {input|json}` only: the prefix (undefined when the key is) and a fingerprint of
+   * the input, equal for parts whose keys are equal (inputFingerprint). A group index compares
+   * full keys only among parts that share both, so most parts never write their input out.
+   */
+  prefix?(node: PartNode, ctx: FactContext): string | undefined;
+  fingerprint?(node: PartNode, ctx: FactContext): number | undefined;
   get(node: PartNode, ctx: FactContext): string | undefined;
   /**
    * A group name for the key: group(a) === group(b) exactly when get(a) === get(b), cheaper to
@@ -184,8 +191,20 @@ export function compileKey(template: string): CompiledKey {
   }
   const placeholders = segments.filter((s) => typeof s !== "string") as ((n: PartNode, c: FactContext) => string | undefined)[];
   const only = placeholders.length === 1 && !inputJson ? placeholders[0] : undefined;
+  const inputFact = factByName.get("input")!;
+  const prefixOf = (n: PartNode, c: FactContext) => {
+    let prefix = "";
+    for (let i = 0; i < segments.length - 1; i++) {
+      const s = segments[i];
+      const v = typeof s === "string" ? s : s(n, c);
+      if (v === undefined) return undefined;
+      prefix += v;
+    }
+    return prefix;
+  };
   return {
     template,
+    ...(inputJson ? { prefix: prefixOf, fingerprint: (n: PartNode, c: FactContext) => inputFingerprint(inputFact.get(n, c), 0) } : {}),
     get(n, c) {
       let out = "";
       for (const s of segments) {
@@ -202,14 +221,70 @@ export function compileKey(template: string): CompiledKey {
       // One placeholder between fixed text: its value alone names the group (no new string to hash).
       if (only !== undefined) return only(n, c);
       if (!inputJson) return this.get(n, c);
-      let prefix = "";
-      for (let i = 0; i < segments.length - 1; i++) {
-        const s = segments[i];
-        const v = typeof s === "string" ? s : s(n, c);
-        if (v === undefined) return undefined;
-        prefix += v;
-      }
-      return groupOfInput(prefix, factByName.get("input")!.get(n, c), () => this.get(n, c), strings);
+      const prefix = prefixOf(n, c);
+      if (prefix === undefined) return undefined;
+      return groupOfInput(prefix, inputFact.get(n, c), () => this.get(n, c), strings);
     },
   };
+}
+
+const mix = (h: number, x: number) => {
+  h = Math.imul(h ^ x, 0x5bd1e995);
+  return h ^ (h >>> 15);
+};
+const NULL_PRINT = 0x27d4eb2d; // everything stableJson writes as null
+const HOLE_PRINT = 0x165667b1;
+
+/** A string's length and three of its characters: equal strings, equal prints. */
+function stringPrint(s: string): number {
+  const n = s.length;
+  return n === 0 ? 0x3c6ef372 : mix(mix(n, s.charCodeAt(0)), mix(s.charCodeAt(n - 1), s.charCodeAt(n >> 1)));
+}
+
+/**
+ * A fingerprint of a value, the same for values whose stableJson is the same: strings by length
+ * and three characters, finite numbers by value (-0 as 0), everything written as null alike, array
+ * elements in order (holes apart from null), object members in any order (a commutative sum over
+ * own enumerable keys, as stableJson sorts them). Undefined for what it does not cover (depth,
+ * bigints): the caller then compares full keys. Reads no character beyond three per string, so it
+ * costs little for the long strings (file contents, patches) that make full keys expensive.
+ */
+export function inputFingerprint(v: unknown, depth: number): number | undefined {
+  switch (typeof v) {
+    case "string":
+      return stringPrint(v);
+    case "number":
+      return Number.isFinite(v) ? mix(mix(0x1b873593, v | 0), ((v % 1) * 0x7fffffff) | 0) : NULL_PRINT;
+    case "boolean":
+      return v ? 0x2c1b3c6d : 0x297a2d39;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return NULL_PRINT;
+    case "object":
+      break;
+    default:
+      return undefined;
+  }
+  if (v === null) return NULL_PRINT;
+  if (depth > 16) return undefined;
+  if (Array.isArray(v)) {
+    let h = mix(0x7feb352d, v.length);
+    for (let i = 0; i < v.length; i++) {
+      const e = i in v ? inputFingerprint(v[i], depth + 1) : HOLE_PRINT;
+      if (e === undefined) return undefined;
+      h = mix(h, e);
+    }
+    return h;
+  }
+  const o = v as Record<string, unknown>;
+  let sum = 0;
+  let count = 0;
+  for (const k of Object.keys(o)) {
+    const e = inputFingerprint(o[k], depth + 1);
+    if (e === undefined) return undefined;
+    sum = (sum + mix(stringPrint(k), e)) | 0;
+    count++;
+  }
+  return mix(mix(0x846ca68b, count), sum);
 }

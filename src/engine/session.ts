@@ -56,6 +56,8 @@ export class SessionRuntime {
   sentPrefix: number[] = [];
   /** Per supersede rule: key (its group name) → its group (the newest `when` member, and the members not marked yet). */
   private groups: Map<string, Group>[] = [];
+  /** Per supersede rule whose key holds a whole input: prefix → fingerprint → the groups of that bucket (groupOf). */
+  private prints: Map<string, Map<number, PrintEntry[]>>[] = [];
   /** Long strings of keyed inputs, interned for group names (CompiledKey.group). */
   private strings = new Map<string, number>();
   /** Rules whose static conditions can hold for a part type and tool name (undefined: not a tool part), in rule order. */
@@ -185,6 +187,7 @@ export class SessionRuntime {
     this.candidates = this.rules.rules.map(() => []);
     this.sentPrefix = [];
     this.groups = this.rules.rules.map(() => new Map());
+    this.prints = this.rules.rules.map(() => new Map());
     this.strings = new Map();
     this.marks.clear();
     this.pendingMarks.clear();
@@ -224,6 +227,49 @@ export class SessionRuntime {
     return this.keyVals[k];
   }
 
+  /**
+   * The group of `n`'s key under rule `r` (created empty when `create`); undefined when the part
+   * has no key, or no group and `create` is false.
+   */
+  private groupOf(r: CompiledRule, n: PartNode, ctx: FactContext, create: boolean): Group | undefined {
+    const key = r.key!;
+    if (key.fingerprint === undefined) {
+      const name = this.keyOf(r, n, ctx);
+      if (name === undefined) return undefined;
+      const groups = this.groups[r.index];
+      let g = groups.get(name);
+      if (g === undefined && create) groups.set(name, (g = { newest: n.index, open: [] }));
+      return g;
+    }
+    // Keys holding a whole input: parts are bucketed by prefix and fingerprint, and full keys are
+    // built only to tell apart the parts of a bucket (rarely more than identical calls). A prefix
+    // with "{" may end anywhere in such a key (key.ts groupOfInput): those share one bucket.
+    let prefix = key.prefix!(n, ctx);
+    if (prefix === undefined) return undefined;
+    let print = key.fingerprint(n, ctx) ?? 0;
+    if (prefix.includes("{")) [prefix, print] = ["{", 0];
+    const prints = this.prints[r.index];
+    let byPrint = prints.get(prefix);
+    const bucket = byPrint?.get(print);
+    if (bucket === undefined) {
+      if (!create) return undefined;
+      if (!byPrint) prints.set(prefix, (byPrint = new Map()));
+      const g = { newest: n.index, open: [] };
+      byPrint.set(print, [{ rep: n.index, name: undefined, group: g }]);
+      return g;
+    }
+    const name = this.keyOf(r, n, ctx);
+    if (name === undefined) return undefined;
+    for (const e of bucket) {
+      e.name ??= key.group(this.graph.nodes[e.rep], ctx, this.strings);
+      if (e.name === name) return e.group;
+    }
+    if (!create) return undefined;
+    const g = { newest: n.index, open: [] };
+    bucket.push({ rep: n.index, name, group: g });
+    return g;
+  }
+
   private process(n: PartNode) {
     this.attach(n);
     const type = n.part.type;
@@ -244,15 +290,12 @@ export class SessionRuntime {
       }
       const byOk = r.by ? (!r.by.tools || (tool !== undefined && r.by.tools.has(tool))) && r.by.test(n, ctx) : whenOk;
       if (!whenOk && !byOk) continue;
-      const key = this.keyOf(r, n, ctx);
-      if (key === undefined) continue;
-      const group = this.groups[r.index].get(key);
-      if (byOk && group) this.supersedeOlder(r, n, group, whenOk);
+      const group = this.groupOf(r, n, ctx, whenOk);
+      if (group === undefined) continue;
+      if (byOk && group.open.length > 0) this.supersedeOlder(r, n, group, whenOk);
       if (whenOk) {
-        if (group) {
-          group.open.push(n.index);
-          group.newest = n.index;
-        } else this.groups[r.index].set(key, { newest: n.index, open: [n.index] });
+        group.open.push(n.index);
+        group.newest = n.index;
       }
     }
     this.keyPart.fill(undefined); // no reference to the part's node stays behind
@@ -305,6 +348,13 @@ function isEmptyRecord(o: object): boolean {
 interface Group {
   newest: number;
   open: number[];
+}
+
+/** A group in a fingerprint bucket: its first part, and its full key once a second part needed it. */
+interface PrintEntry {
+  rep: number;
+  name: string | undefined;
+  group: Group;
 }
 
 /** The line range a view covers; undefined for the whole file. */

@@ -2,7 +2,9 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { buildGraph, textOf, tokensOf, type Graph } from "../../src/graph/graph.js";
-import { compileKey, KEY_FILTERS } from "../../src/engine/key.js";
+import { compileKey, inputFingerprint, KEY_FILTERS } from "../../src/engine/key.js";
+import { createPruner } from "../../src/index.js";
+import { assistant, bigText, toolPart, user } from "../helpers/session.js";
 import { applyDrops, renderAt, textLength, writeLog, type RenderTarget, type Undo } from "../../src/engine/render.js";
 import { appendStep, deepCopy, generateSession } from "./session-gen.js";
 
@@ -75,6 +77,50 @@ describe("fast paths agree with the definitions they replace", () => {
         for (let j = 0; j < nodes.length; j++) expect(g[i] === g[j], `${k.template}: ${JSON.stringify(nodes[i])} / ${JSON.stringify(nodes[j])}`).toBe(r[i] === r[j]);
       }
     }
+  });
+
+  // supersede groups of whole-input keys are bucketed by prefix and fingerprint (session.ts groupOf)
+  test.prop([fc.array(node, { minLength: 2, maxLength: 5 })], { numRuns: 400 })("equal keys, equal prefixes and fingerprints", (nodes) => {
+    for (const k of templates.filter((t) => t.fingerprint)) {
+      const r = nodes.map((n) => outcome(() => k.get(n as never, {} as never)));
+      for (let i = 0; i < nodes.length; i++)
+        for (let j = 0; j < nodes.length; j++) {
+          if (r[i] !== r[j] || r[i] === undefined || r[i] === "throws") continue;
+          const [a, b] = [nodes[i], nodes[j]].map((n) => [k.prefix!(n as never, {} as never), k.fingerprint!(n as never, {} as never)]);
+          if (a[0]!.includes("{") || b[0]!.includes("{")) continue; // those share one bucket whatever their prints
+          expect(a, `${k.template}: ${JSON.stringify(nodes[i])} / ${JSON.stringify(nodes[j])}`).toEqual(b);
+        }
+    }
+  });
+
+  /** A copy with object keys in reverse order and -0 for 0: the same stable JSON. */
+  const reordered = (v: unknown): unknown => {
+    if (v === 0) return -0;
+    if (v === null || typeof v !== "object") return v;
+    if (Array.isArray(v)) return v.map(reordered);
+    return Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reordered((v as Record<string, unknown>)[k])]));
+  };
+  test.prop([fc.jsonValue({ maxDepth: 4 })], { numRuns: 1000 })("fingerprints ignore key order", (v) => {
+    expect(inputFingerprint(reordered(v), 0)).toBe(inputFingerprint(v, 0));
+  });
+
+  it("inputs whose fingerprints collide are still told apart by their full keys", () => {
+    // same length and the same first, middle and last characters: the same fingerprint
+    const [a, b] = [{ command: "cat a1b2c" }, { command: "cat a9b8c" }];
+    expect(inputFingerprint(a, 0)).toBe(inputFingerprint(b, 0));
+    const history = [
+      user("go"),
+      assistant([{ tool: "bash", input: a, output: bigText("a"), id: "prt_fa" }]),
+      assistant([{ tool: "bash", input: b, output: bigText("b"), id: "prt_fb" }]),
+      assistant([{ tool: "bash", input: { command: "cat a1b2c" }, output: bigText("a2"), id: "prt_fa2" }]),
+      assistant([], "done"),
+    ];
+    const p = createPruner({ config: { preset: "verbose", commit: { minTokens: 0 }, tool: false } });
+    const out = deepCopy(history);
+    p.transform(out);
+    expect(String(toolPart(out, "prt_fa")?.state?.output)).toBe('bash({command: "cat a1b2c"}) → superseded by a later bash');
+    expect(toolPart(out, "prt_fb")?.state?.output).toBe(bigText("b"));
+    expect(toolPart(out, "prt_fa2")?.state?.output).toBe(bigText("a2"));
   });
 
   it("dynamic facts derived from shared totals equal an eager pass, call after call", () => {
