@@ -138,12 +138,13 @@ type Segment = string | ((n: PartNode, c: FactContext) => string | undefined);
 export interface CompiledKey {
   template: string;
   /**
-   * Keys `prefix + {input|json}` only: the prefix (undefined when the key is) and a fingerprint of
-   * the input, equal for parts whose keys are equal (inputFingerprint). A group index compares
-   * full keys only among parts that share both, so most parts never write their input out.
+   * Keys `prefix + {input|json}` only: the prefix (undefined when the key is) and the input. Two
+   * such keys are equal when the prefixes are (and hold no "{", see groupOfInput) and the inputs
+   * have the same stable JSON (sameJson), so a group index can find a part's group without
+   * writing its input out.
    */
   prefix?(node: PartNode, ctx: FactContext): string | undefined;
-  fingerprint?(node: PartNode, ctx: FactContext): number | undefined;
+  input?(node: PartNode, ctx: FactContext): unknown;
   get(node: PartNode, ctx: FactContext): string | undefined;
   /**
    * A group name for the key: group(a) === group(b) exactly when get(a) === get(b), cheaper to
@@ -204,7 +205,7 @@ export function compileKey(template: string): CompiledKey {
   };
   return {
     template,
-    ...(inputJson ? { prefix: prefixOf, fingerprint: (n: PartNode, c: FactContext) => inputFingerprint(inputFact.get(n, c), 0) } : {}),
+    ...(inputJson ? { prefix: prefixOf, input: inputFact.get } : {}),
     get(n, c) {
       let out = "";
       for (const s of segments) {
@@ -288,3 +289,46 @@ export function inputFingerprint(v: unknown, depth: number): number | undefined 
   }
   return mix(mix(0x846ca68b, count), sum);
 }
+
+/** Written as null by stableJson: null, undefined, functions, symbols, NaN and infinities. */
+const isNullJson = (v: unknown) => v === null || v === undefined || typeof v === "function" || typeof v === "symbol" || (typeof v === "number" && !Number.isFinite(v));
+
+/**
+ * Whether stableJson(a) === stableJson(b), without writing either out; undefined when it cannot
+ * tell cheaply (depth, bigints): the caller then compares the texts.
+ */
+export function sameJson(a: unknown, b: unknown, depth: number): boolean | undefined {
+  if (a === b) return typeof a !== "bigint" || undefined;
+  const ta = typeof a;
+  if (ta === "bigint" || typeof b === "bigint") return undefined;
+  if (isNullJson(a) || isNullJson(b)) return isNullJson(a) && isNullJson(b);
+  if (ta !== "object" || typeof b !== "object") return false; // distinct strings, numbers or booleans, or a scalar and an object
+  if (depth > 64) return undefined;
+  const arr = Array.isArray(a);
+  if (arr !== Array.isArray(b)) return false;
+  if (arr) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) {
+      const h = i in x;
+      if (h !== i in y) return false; // a hole is written as nothing, not as null
+      const same = h ? sameJson(x[i], y[i], depth + 1) : true;
+      if (same !== true) return same;
+    }
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const kx = Object.keys(x);
+  const ky = Object.keys(y);
+  if (kx.length !== ky.length) return false;
+  for (const k of kx) if (!isEnumerableOwn(y, k)) return false;
+  for (const k of kx) {
+    const same = sameJson(x[k], y[k], depth + 1);
+    if (same !== true) return same;
+  }
+  return true;
+}
+
+const isEnumerableOwn = (o: object, k: string) => Object.prototype.propertyIsEnumerable.call(o, k);

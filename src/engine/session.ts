@@ -7,6 +7,7 @@ import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import type { SessionState } from "./state.js";
 import { getPath } from "./compile.js";
 import type { Condition, Leaf } from "../rules/types.js";
+import { inputFingerprint, sameJson } from "./key.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -233,7 +234,7 @@ export class SessionRuntime {
    */
   private groupOf(r: CompiledRule, n: PartNode, ctx: FactContext, create: boolean): Group | undefined {
     const key = r.key!;
-    if (key.fingerprint === undefined) {
+    if (key.input === undefined) {
       const name = this.keyOf(r, n, ctx);
       if (name === undefined) return undefined;
       const groups = this.groups[r.index];
@@ -246,8 +247,10 @@ export class SessionRuntime {
     // with "{" may end anywhere in such a key (key.ts groupOfInput): those share one bucket.
     let prefix = key.prefix!(n, ctx);
     if (prefix === undefined) return undefined;
-    let print = key.fingerprint(n, ctx) ?? 0;
-    if (prefix.includes("{")) [prefix, print] = ["{", 0];
+    const input = key.input!(n, ctx);
+    let print = inputFingerprint(input, 0) ?? 0;
+    const byInput = !prefix.includes("{");
+    if (!byInput) [prefix, print] = ["{", 0];
     const prints = this.prints[r.index];
     let byPrint = prints.get(prefix);
     const bucket = byPrint?.get(print);
@@ -258,10 +261,16 @@ export class SessionRuntime {
       byPrint.set(print, [{ rep: n.index, name: undefined, group: g }]);
       return g;
     }
-    const name = this.keyOf(r, n, ctx);
-    if (name === undefined) return undefined;
+    // the same prefix: the same group when the inputs write the same JSON (key.ts sameJson)
+    const nodes = this.graph.nodes;
+    let name: string | undefined;
     for (const e of bucket) {
-      e.name ??= key.group(this.graph.nodes[e.rep], ctx, this.strings);
+      const same = byInput ? sameJson(input, key.input!(nodes[e.rep], ctx), 0) : undefined;
+      if (same === true) return e.group;
+      if (same === false) continue;
+      name ??= this.keyOf(r, n, ctx);
+      if (name === undefined) return undefined;
+      e.name ??= key.group(nodes[e.rep], ctx, this.strings);
       if (e.name === name) return e.group;
     }
     if (!create) return undefined;

@@ -2,7 +2,7 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { buildGraph, textOf, tokensOf, type Graph } from "../../src/graph/graph.js";
-import { compileKey, inputFingerprint, KEY_FILTERS } from "../../src/engine/key.js";
+import { compileKey, inputFingerprint, KEY_FILTERS, sameJson } from "../../src/engine/key.js";
 import { createPruner } from "../../src/index.js";
 import { assistant, bigText, toolPart, user } from "../helpers/session.js";
 import { applyDrops, renderAt, textLength, writeLog, type RenderTarget, type Undo } from "../../src/engine/render.js";
@@ -79,20 +79,6 @@ describe("fast paths agree with the definitions they replace", () => {
     }
   });
 
-  // supersede groups of whole-input keys are bucketed by prefix and fingerprint (session.ts groupOf)
-  test.prop([fc.array(node, { minLength: 2, maxLength: 5 })], { numRuns: 400 })("equal keys, equal prefixes and fingerprints", (nodes) => {
-    for (const k of templates.filter((t) => t.fingerprint)) {
-      const r = nodes.map((n) => outcome(() => k.get(n as never, {} as never)));
-      for (let i = 0; i < nodes.length; i++)
-        for (let j = 0; j < nodes.length; j++) {
-          if (r[i] !== r[j] || r[i] === undefined || r[i] === "throws") continue;
-          const [a, b] = [nodes[i], nodes[j]].map((n) => [k.prefix!(n as never, {} as never), k.fingerprint!(n as never, {} as never)]);
-          if (a[0]!.includes("{") || b[0]!.includes("{")) continue; // those share one bucket whatever their prints
-          expect(a, `${k.template}: ${JSON.stringify(nodes[i])} / ${JSON.stringify(nodes[j])}`).toEqual(b);
-        }
-    }
-  });
-
   /** A copy with object keys in reverse order and -0 for 0: the same stable JSON. */
   const reordered = (v: unknown): unknown => {
     if (v === 0) return -0;
@@ -100,8 +86,39 @@ describe("fast paths agree with the definitions they replace", () => {
     if (Array.isArray(v)) return v.map(reordered);
     return Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reordered((v as Record<string, unknown>)[k])]));
   };
+  // supersede groups of whole-input keys: bucketed by prefix and fingerprint, told apart by sameJson (session.ts groupOf)
+  test.prop([fc.array(node, { minLength: 2, maxLength: 5 })], { numRuns: 400 })("whole-input keys: prefixes, fingerprints and sameJson agree with the keys", (nodes) => {
+    for (const k of templates.filter((t) => t.input)) {
+      const r = nodes.map((n) => outcome(() => k.get(n as never, {} as never)));
+      for (let i = 0; i < nodes.length; i++)
+        for (let j = 0; j < nodes.length; j++) {
+          if (r[i] === undefined || r[j] === undefined || r[i] === "throws" || r[j] === "throws") continue;
+          const [a, b] = [nodes[i], nodes[j]].map((n) => ({ prefix: k.prefix!(n as never, {} as never)!, input: k.input!(n as never, {} as never) }));
+          if (a.prefix.includes("{") || b.prefix.includes("{")) continue; // those share one bucket and compare full keys
+          const why = `${k.template}: ${JSON.stringify(nodes[i])} / ${JSON.stringify(nodes[j])}`;
+          const same = a.prefix === b.prefix && sameJson(a.input, b.input, 0);
+          expect(same, why).toBe(r[i] === r[j]);
+          if (r[i] === r[j]) expect(inputFingerprint(a.input, 0), why).toBe(inputFingerprint(b.input, 0));
+        }
+    }
+  });
+
+  test.prop([anything, anything], { numRuns: 3000 })("sameJson is stable JSON equality", (a, b) => {
+    const [x, y] = [outcome(() => stableJsonRef(a)), outcome(() => stableJsonRef(b))];
+    const same = sameJson(a, b, 0);
+    if (same !== undefined && x !== "throws" && y !== "throws") expect(same).toBe(x === y);
+    const c = reordered(a);
+    if (x !== "throws" && sameJson(a, c, 0) !== undefined) expect(sameJson(a, c, 0)).toBe(true);
+  });
+
   test.prop([fc.jsonValue({ maxDepth: 4 })], { numRuns: 1000 })("fingerprints ignore key order", (v) => {
     expect(inputFingerprint(reordered(v), 0)).toBe(inputFingerprint(v, 0));
+  });
+
+  it("sameJson on the values stable JSON writes alike or apart", () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const pairs: [unknown, unknown][] = [[[, 1], [null, 1]], [[, 1], [undefined, 1]], [{ a: undefined }, {}], [{ a: undefined }, { a: null }], [NaN, null], [-0, 0], [{ a: 1, b: [2] }, { b: [2], a: 1 }], [[1], { 0: 1 }], ["1", 1], [new Date(0), {}]];
+    for (const [a, b] of pairs) expect(sameJson(a, b, 0), `${String(a)} / ${String(b)}`).toBe(stableJsonRef(a) === stableJsonRef(b));
   });
 
   it("inputs whose fingerprints collide are still told apart by their full keys", () => {
