@@ -38,10 +38,37 @@ export function globMatcher(pattern: string): (s: string) => boolean {
   return m;
 }
 
+/** Per list of patterns: its elements when the matcher was made, and the matcher (any matches, results memoised). */
+const listMatchers = new WeakMap<unknown[], { patterns: unknown[]; match: (s: string) => boolean }>();
+
 /** Patterns may be one glob or a list (any matches). */
 function globAny(path: string, patterns: unknown): boolean {
-  const list = Array.isArray(patterns) ? patterns : [patterns];
-  return list.some((p) => typeof p === "string" && globMatcher(p)(path));
+  if (!Array.isArray(patterns)) return typeof patterns === "string" && globMatcher(patterns)(path);
+  // A rule's list is the same array on every part: one memo for the list instead of a lookup per pattern.
+  let m = listMatchers.get(patterns);
+  if (m === undefined || !sameElements(m.patterns, patterns)) {
+    const list = patterns.slice();
+    const any = (s: string) => list.some((p) => typeof p === "string" && globMatcher(p)(s));
+    const seen = new Map<string, boolean>();
+    const match = (s: string) => {
+      if (s.length > 1024) return any(s);
+      let r = seen.get(s);
+      if (r === undefined) {
+        r = any(s);
+        if (seen.size >= 10_000) seen.clear();
+        seen.set(s, r);
+      }
+      return r;
+    };
+    listMatchers.set(patterns, (m = { patterns: list, match }));
+  }
+  return m.match(path);
+}
+
+function sameElements(a: unknown[], b: unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 // compile.ts inlines equal…greaterThanInclusive as `a OP b` and in/notIn on a literal array as
