@@ -73,6 +73,9 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
   for (let i = from; i < nodes.length; i++) {
     const n = nodes[i];
     if (n.tag !== undefined || rt.idByPart.has(n.part.id)) continue;
+    // a part sharing an earlier part's id gets no id: ids, like decisions, name the first part
+    // (attach in session.ts), so a rebuilt or restarted runtime would not show it either
+    if (rt.graph.byId.get(n.part.id) !== n) continue;
     const kind = idKind(n);
     if (kind === undefined || !eligible(n)) continue;
     if (kind === "r" && !carrierOf(nodes, n, dropped)) continue; // nowhere to show it

@@ -71,6 +71,36 @@ describe("duplicate part ids in a repeated transform (presets.test.ts strict, se
   });
 });
 
+describe("duplicate part ids and id tags (presets.test.ts strict, seed 1968157949: dupParts)", () => {
+  // A user text part and a later completed tool call share an id. Ids are keyed by part id and,
+  // like decisions, name the first part with that id; the live process gave the tool call an id
+  // tag anyway, and a restarted process (or the live one after a restore rebuilt its caches)
+  // showed none: the tag changed in the cached prefix. A part sharing an earlier part's id now
+  // gets no id, in every process.
+  const output = "x".repeat(600);
+  const history = (): Message[] => [
+    { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_same", sessionID: sid, messageID: "msg_1", type: "text", text: "read it" }] },
+    {
+      info: { id: "msg_2", sessionID: sid, role: "assistant" },
+      parts: [{ id: "prt_same", sessionID: sid, messageID: "msg_2", type: "tool", tool: "read", callID: "c1", state: { status: "completed", input: { filePath: "src/a.ts" }, output, title: "", metadata: {}, time: { start: 1, end: 2 } } }],
+    },
+  ];
+  const shown = (ms: Message[]) => (ms[1].parts[0].type === "tool" ? ms[1].parts[0].state?.output : undefined);
+
+  it("the live and a restarted process render the tool output alike, without a tag", () => {
+    const dir = tmp("acp-reg-dup-ids-");
+    const live = createPruner({ preset: "compact", config: { idsFromTokens: 0 }, stateDir: dir });
+    live.transform(history().slice(0, 1));
+    const first = history();
+    live.transform(first);
+    const restarted = createPruner({ preset: "compact", config: { idsFromTokens: 0 }, stateDir: dir });
+    const again = history();
+    restarted.transform(again);
+    expect(shown(again)).toBe(shown(first));
+    expect(shown(first)).toBe(output);
+  });
+});
+
 describe("distill with a whitespace-only summary (random-rules.test.ts, seed -824839102)", () => {
   it("creates no blank text part", () => {
     const dir = tmp("acp-reg-distill-");
