@@ -162,7 +162,42 @@ function sessionBench(base: Message[], coldRuns: number, repeats: number) {
     rmSync(dir, { recursive: true, force: true });
   }
   const sessionID = base[0].info.sessionID;
-  return { cold, same, turn, persisted, history, decisions: Object.keys(p.state(sessionID).decisions).length, rebuilt: p.lastCall(sessionID)?.rebuilt ?? null };
+  const decided = new Set(Object.keys(p.state(sessionID).decisions));
+  return { cold, same, turn, persisted, history, decided, decisions: decided.size, rebuilt: p.lastCall(sessionID)?.rebuilt ?? null };
+}
+
+/** Status and compaction mark of a part as one number (0: no state). */
+const statusCode = (part: Message["parts"][number]) => {
+  const st = part.state;
+  return st ? (st.status === "completed" ? 1 : st.status === "error" ? 2 : 3) + (st.time?.compacted ? 4 : 0) : 0;
+};
+
+/** leastCheck(history, decided)(copy): the floor of an exact incremental call (see mainBench). */
+function leastCheck(history: Message[], decided: Set<string>): (copy: Message[]) => void {
+  const ids: string[] = [];
+  const codes: number[] = [];
+  const texts: number[] = [];
+  const writes: (string | undefined)[] = [];
+  for (const m of history)
+    for (const part of m.parts) {
+      ids.push(part.id);
+      codes.push(statusCode(part));
+      texts.push(typeof part.text === "string" ? part.text.length : -1);
+      writes.push(decided.has(part.id) ? "[pruned]" : undefined);
+    }
+  return (copy) => {
+    let i = 0;
+    for (const m of copy)
+      for (const part of m.parts) {
+        const t = part.text;
+        if (part.id !== ids[i] || statusCode(part) !== codes[i] || (typeof t === "string" ? t.length : -1) !== texts[i]) throw new Error("the copy differs");
+        const w = writes[i++];
+        if (w !== undefined) {
+          if (part.state) part.state.output = w;
+          else part.text = w;
+        }
+      }
+  };
 }
 
 async function mainBench() {
@@ -192,6 +227,15 @@ async function mainBench() {
     );
   }
   if (sink < 0) console.log(sink);
+  // the least an exact incremental call can do: check every part of the copy against what the
+  // last call kept (id, status and compaction mark, text length; here in flat arrays) and write
+  // the decided parts' outputs, with no rules, phases, ids or state at all
+  const check = leastCheck(gen.history, gen.decided);
+  const leastPass: Sample[] = [];
+  for (let k = 0; k < 20; k++) {
+    const copy = copyOf(gen.history);
+    leastPass.push(measure(() => check(copy)));
+  }
   await settleGc();
   const corpusStats = {
     session: corpus.session,
@@ -209,6 +253,7 @@ async function mainBench() {
     withStateFolder: stats(gen.persisted),
     buildGraphOnly: stats(graphOnly),
     readPassOnly: stats(readPass),
+    leastExactCheck: stats(leastPass),
     decisions: gen.decisions,
     rebuiltOnLastCall: gen.rebuilt,
   };
@@ -238,6 +283,7 @@ async function mainBench() {
   console.log(row("  +5 parts, with a state folder (plugin)", generated.withStateFolder));
   console.log(row("  of which buildGraph alone (same history)", generated.buildGraphOnly));
   console.log(row("  floor: one read pass over the copy", generated.readPassOnly));
+  console.log(row("  least exact check + writes (no rules)", generated.leastExactCheck));
   console.log(`  ${generated.decisions} decisions rendered per call; caches rebuilt on the last call: ${generated.rebuiltOnLastCall}`);
   console.log(`peak RSS ${peakRssMB} MB`);
   for (const [t, ok] of Object.entries(targets)) console.log(`${ok ? "PASS" : "MISS"}  ${t}`);

@@ -10,8 +10,9 @@
 import type { Graph, PartNode } from "../graph/graph.js";
 import type { Part } from "../graph/types.js";
 import type { SessionRuntime } from "./session.js";
-import { noteId, type DecisionSlots, type SessionState } from "./state.js";
-import { renderText, tagOutput, type RenderTarget } from "./render.js";
+import { decisionsOf, noteId, type DecisionSlots, type SessionState } from "./state.js";
+import { isDropped, renderText, tagOutput, type RenderTarget } from "./render.js";
+export { isDropped } from "./render.js";
 
 /** t: tool output, m: assistant message text, r: reasoning. */
 export type IdKind = "t" | "m" | "r";
@@ -57,7 +58,6 @@ function carries(n: PartNode): boolean {
   return p.type === "text" && n.message?.info?.role === "assistant" && !p.synthetic && !p.ignored && typeof p.text === "string" && p.text.trim() !== "";
 }
 
-export const isDropped = (slots: DecisionSlots | undefined) => slots?.output?.patch.drop === true || slots?.input?.patch.drop === true;
 
 /** The part that shows a reasoning block's tag: the next part of its message that carries tags and is sent. */
 export function carrierOf(nodes: PartNode[], n: PartNode, dropped: (n: PartNode) => boolean): PartNode | undefined {
@@ -144,9 +144,11 @@ export function updateAllSuffixes(nodes: PartNode[], changed: number[]): void {
 export function renderIdsById(graph: Graph, runtime: Graph, state: SessionState, to: RenderTarget): void {
   for (const n of graph.nodes) {
     const part = n.message.parts[n.partIndex];
-    if (part !== n.part || isDropped(state.decisions[n.part.id])) continue;
+    if (part !== n.part || isDropped(decisionsOf(state.decisions, n.part))) continue;
     const own = runtime.byId.get(n.part.id);
-    const suffix = to.tags && own !== undefined && own.part.type === n.part.type ? own.suffix : undefined;
+    // tags name the first part with an id (assignIds): a later part sharing it shows none
+    const first = graph.byId.get(n.part.id) === n;
+    const suffix = to.tags && first && own !== undefined && own.part.type === n.part.type ? own.suffix : undefined;
     if (suffix !== undefined) tagOutput(part, suffix, to.log);
     if (n.message.info?.role === "assistant") renderText(part, suffix, to.log);
   }

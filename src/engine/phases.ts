@@ -8,7 +8,7 @@ import type { Patch } from "./actions/index.js";
 import { inputCharsOf, patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
-import { noteDecision, type Decision } from "./state.js";
+import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 
 /** What decided a part: a compiled rule, or the model's own request. */
@@ -183,6 +183,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (state.pinned?.[n.part.id] === true) return true;
     // Decisions are keyed by part id: a part sharing its id with an earlier one is never decided.
     if (graph.byId.get(n.part.id) !== n) return true;
+    // ...and so is one whose id holds the decisions of a part of another type (cut off, say)
+    if (n.slots === undefined && state.decisions[n.part.id] !== undefined && decisionsOf(state.decisions, n.part) === undefined) return true;
     const role = n.message.info?.role;
     if (role === "user" && n.part.type === "text" && !n.part.synthetic) return rule.action.name !== "collapse-code-blocks";
     return n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex;

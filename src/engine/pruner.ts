@@ -9,7 +9,7 @@ import { evaluateProtection, runPhases, sentChars, type CallResult } from "./pha
 import { applyDrops, renderAt, renderById, renderNode, writeLog, type RenderTarget, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
-import { loadState, newState, saveState, touch, type SessionState } from "./state.js";
+import { decisionsOf, loadState, newState, saveState, touch, type SessionState } from "./state.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
 import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, type ManualRequest } from "./manual.js";
@@ -271,7 +271,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         stamp = ++rt.stamp;
         for (const n of nodes) {
           if (graph.byId.get(n.part.id) !== n) continue;
-          n.slots = state.decisions[n.part.id];
+          n.slots = decisionsOf(state.decisions, n.part);
           n.rKind = undefined;
           if (n.slots) n.visit = true;
         }

@@ -2,7 +2,7 @@
 import { textOf, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
 import type { Message, Part } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
-import type { DecisionSlots } from "./state.js";
+import { decisionsOf, type DecisionSlots } from "./state.js";
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
@@ -440,14 +440,18 @@ export function renderAt(node: PartNode, messages: Message[], stamp: number, to:
   node.rc = stamp;
 }
 
+/** Decisions that take the part out of the prompt. */
+export const isDropped = (slots: DecisionSlots | undefined) => slots?.output?.patch.drop === true || slots?.input?.patch.drop === true;
+
 /** Applies committed decisions from the state record alone, for a graph the runtime did not build (repeats). */
 export function renderById(graph: Graph, decisions: Record<string, DecisionSlots>, to: RenderTarget): void {
   for (const id in decisions) {
     const node = graph.byId.get(id);
-    const slots = decisions[id];
     // the part found by id must be the one decided: after a drop, a later part sharing its id comes first
-    const type = slots.output?.partType ?? slots.input?.partType;
-    if (!node || (type !== undefined && type !== node.part.type)) continue;
+    const slots = node && decisionsOf(decisions, node.part);
+    if (!node || !slots) continue;
+    // our own output again: its dropped parts are gone, and the part found by their id is another
+    if (!to.fresh && isDropped(slots)) continue;
     const parts = node.message.parts;
     const part = parts[node.partIndex];
     if (part !== node.part) continue;

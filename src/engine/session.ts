@@ -4,10 +4,11 @@
 import { type Graph, type PartNode } from "../graph/graph.js";
 import type { FactContext } from "./facts.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
-import type { SessionState } from "./state.js";
+import { decisionsOf, type SessionState } from "./state.js";
 import { getPath } from "./compile.js";
 import type { Condition, Leaf } from "../rules/types.js";
 import { inputFingerprint, sameJson } from "./key.js";
+import { idKind } from "./ids.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -161,18 +162,26 @@ export class SessionRuntime {
     return this.seen;
   }
 
-  /** Decisions committed for a part: attached to its node (render and phases read them there). */
+  /**
+   * Decisions and the id tag of a part, attached to its node (render and phases read them there),
+   * and whether its text quotes ids (echoes are stripped from every assistant text). A part that
+   * shares an earlier part's id gets neither decisions nor a tag: they belong to the first part.
+   * (Histories may repeat part ids; OpenCode's do not.)
+   */
   attach(n: PartNode): void {
-    if (this.graph.byId.get(n.part.id) !== n) return; // a duplicate id: decisions belong to the first part
-    const partId = n.part.id;
-    const slots = this.inherited && !this.inherited.has(partId) ? undefined : this.state.decisions[partId];
+    const p = n.part;
+    const partId = p.id;
+    const first = this.graph.byId.get(partId) === n;
+    const slots = !first || (this.inherited && !this.inherited.has(partId)) ? undefined : decisionsOf(this.state.decisions, p);
     n.slots = slots;
     n.rKind = undefined;
     if (slots) this.decided.push(n.index);
-    const id = this.idByPart.get(n.part.id);
+    let id = first ? this.idByPart.get(partId) : undefined;
+    // an id names a part of one kind (its first letter): a part of another kind that shares the
+    // id of a part cut off since (a history may repeat ids) does not show it
+    if (id !== undefined && idKind(n) !== id[0]) id = undefined;
     n.tag = id === undefined ? undefined : `[acp:${id}]`;
     if (n.tag) this.tagged.push(n.index);
-    const p = n.part;
     n.assistantText = p.type === "text" && n.message.info?.role === "assistant";
     n.echo = n.assistantText && typeof p.text === "string" && p.text.includes("[acp:");
     if (slots || n.tag || n.echo) n.visit = true;

@@ -49,6 +49,19 @@ export interface SessionState {
   journal?: string;
 }
 
+/**
+ * The decisions recorded under a part's id, if they were made for a part of its type. A history
+ * may repeat part ids (OpenCode's do not): a record made for a part of another type belongs to
+ * that part (one a compaction cut off, say) and must not land on this one. Records without a
+ * type (older state files) count as this part's.
+ */
+export function decisionsOf(decisions: Record<string, DecisionSlots>, part: { id: string; type: string }): DecisionSlots | undefined {
+  const slots = decisions[part.id];
+  if (slots === undefined) return undefined;
+  const type = slots.output?.partType ?? slots.input?.partType;
+  return type === undefined || type === part.type ? slots : undefined;
+}
+
 export const newState = (sessionID: string): SessionState => ({ version: STATE_VERSION, sessionID, calls: 0, decisions: {} });
 
 const SAFE_ID = /^[A-Za-z0-9_.-]{1,200}$/;

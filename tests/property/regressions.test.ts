@@ -61,6 +61,23 @@ describe("duplicate part ids in a repeated transform (presets.test.ts strict, se
     { info: { id: "msg_2", sessionID: sid, role: "user" }, parts: [{ id: "prt_dup", sessionID: sid, messageID: "msg_2", type: "text", text: "hello" }] },
   ];
 
+  // random-rules.test.ts nightly, seed 1367892394: two step-finish parts share an id and the
+  // first is dropped. In our own output it is gone, so the repeated pass found the second by the
+  // id and dropped it too (not idempotent). Our own output's drops are not applied again.
+  it("a transform of its own output does not drop a later part that shares a dropped part's id", () => {
+    const step = (msg: string, text: string): Message => ({
+      info: { id: msg, sessionID: sid, role: "assistant" },
+      parts: [{ id: `${msg}_start`, sessionID: sid, messageID: msg, type: "step-start" }, { id: `${msg}_text`, sessionID: sid, messageID: msg, type: "text", text }, { id: "prt_finish", sessionID: sid, messageID: msg, type: "step-finish" }],
+    });
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 }, rules: { "step-markers": "on" } } });
+    const out = [step("msg_a", "one"), step("msg_b", "two")];
+    p.transform(out);
+    const once = JSON.stringify(out);
+    expect(types(out)).toEqual([["text"], ["text", "step-finish"]]);
+    p.transform(out);
+    expect(JSON.stringify(out)).toBe(once);
+  });
+
   it("a transform of its own output keeps the user's text", () => {
     const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 }, rules: { "step-markers": "on" } } });
     const out = history();
@@ -98,6 +115,93 @@ describe("duplicate part ids and id tags (presets.test.ts strict, seed 196815794
     restarted.transform(again);
     expect(shown(again)).toBe(shown(first));
     expect(shown(first)).toBe(output);
+  });
+
+  // presets.test.ts, seed 38278333: two tool calls share an id, the first one tagged. A transform
+  // of the same history again (renderIdsById) found each part's tags by id, so the second call
+  // showed the first one's tag too.
+  it("a repeated transform shows a tag on the first part with the id only", () => {
+    const read = (msg: string, out: string): Message => ({
+      info: { id: msg, sessionID: sid, role: "assistant" },
+      parts: [{ id: "prt_twice", sessionID: sid, messageID: msg, type: "tool", tool: "read", callID: msg, state: { status: "completed", input: { filePath: `${msg}.ts` }, output: out, title: "", metadata: {}, time: { start: 1, end: 2 } } }],
+    });
+    const twice = (): Message[] => [history()[0], read("msg_a", output), read("msg_b", "short")];
+    const p = createPruner({ preset: "compact", config: { idsFromTokens: 0 } });
+    const out = twice();
+    p.transform(out);
+    const tagged = (ms: Message[]) => ms.slice(1).map((m) => /\[acp:t\w+\]$/.test(String(m.parts[0].state?.output)));
+    expect(tagged(out)).toEqual([true, false]);
+    p.transform(out);
+    expect(tagged(out)).toEqual([true, false]);
+  });
+});
+
+describe("duplicate part ids across a compaction cut (presets.test.ts nightly, seed -1517283524: dupParts + cut)", () => {
+  // A file attachment is masked; a compaction cuts its message off, and a later step-start has the
+  // same part id. Decisions are keyed by part id, so the step-start was now the first part with
+  // that id and got the attachment's decision: it was rendered as the text "[File: …]". A record
+  // made for a part of another type now belongs to that part (`decisionsOf` in state.ts), and
+  // the step-start is never decided while it holds one.
+  let n = 0;
+  const msg = (role: "user" | "assistant", parts: Record<string, unknown>[]): Message => {
+    const id = `msg_${++n}`;
+    return { info: { id, sessionID: sid, role }, parts: parts.map((p, i) => ({ id: `prt_${n}_${i}`, sessionID: sid, messageID: id, ...p })) } as Message;
+  };
+  const user = (text: string) => msg("user", [{ type: "text", text }]);
+  const attachment = msg("user", [{ type: "text", text: "see the file" }, { id: "prt_same", type: "file", mime: "text/markdown", filename: "notes.md", url: `data:text/markdown;base64,${"aGVsbG8K".repeat(64)}` }]);
+  const before = [user("start"), attachment, user("one"), user("two"), user("three")];
+  const after = [user("summary of what came before"), msg("assistant", [{ id: "prt_same", type: "step-start" }, { type: "text", text: "going on" }]), user("four")];
+
+  it("the later part keeps its own type, in the live and in a restarted process", () => {
+    const dir = tmp("acp-reg-dup-cut-");
+    const live = createPruner({ preset: "balanced", stateDir: dir });
+    const first = structuredClone(before);
+    live.transform(first);
+    expect(first[1].parts[1]).toMatchObject({ id: "prt_same", type: "text", text: expect.stringMatching(/^\[File: notes\.md, /) }); // masked
+    const cut = structuredClone(after);
+    live.transform(cut);
+    expect(types(cut)).toEqual([["text"], ["step-start", "text"], ["text"]]);
+    const restarted = createPruner({ preset: "balanced", stateDir: dir });
+    const again = structuredClone(after);
+    restarted.transform(again);
+    expect(types(again)).toEqual([["text"], ["step-start", "text"], ["text"]]);
+  });
+});
+
+describe("duplicate part ids and quoted id tags (presets.test.ts nightly, seed -1285410480: dupParts)", () => {
+  // Assistant text that quotes id tags has them stripped (the model echoing "[acp:…]" would teach
+  // it to write them). A text part sharing an earlier part's id was skipped whole by the runtime,
+  // so its echoes went out as written.
+  it("echoes are stripped from a part that shares an earlier part's id", () => {
+    const history: Message[] = [
+      { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_same", sessionID: sid, messageID: "msg_1", type: "text", text: "hi" }] },
+      { info: { id: "msg_2", sessionID: sid, role: "assistant" }, parts: [{ id: "prt_same", sessionID: sid, messageID: "msg_2", type: "text", text: "see [acp:t1ab] above" }] },
+    ];
+    const p = createPruner({ preset: "balanced", config: { idsFromTokens: 0 } });
+    p.transform(history);
+    expect(history[1].parts[0].text).not.toContain("[acp:");
+  });
+});
+
+describe("duplicate part ids across a compaction cut, two tool calls (OPEN; presets.test.ts nightly, seed -150708195)", () => {
+  // Open (KNOWN_OPEN "dup-part-ids"). A tool call is superseded; a cut removes it, and a later
+  // tool call of another tool has the same part id. Decisions are keyed by part id and record
+  // only the part's type, so the later call takes the first one's decision. OpenCode's part ids
+  // are unique; closing this needs a decision to record its part's identity (the call id).
+  const tool = (msg: string, id: string, name: string, input: Record<string, unknown>, output: string): Message => ({
+    info: { id: msg, sessionID: sid, role: "assistant" },
+    parts: [{ id, sessionID: sid, messageID: msg, type: "tool", tool: name, callID: `call_${msg}`, state: { status: "completed", input, output, title: "", metadata: {}, time: { start: 1, end: 2 } } }],
+  });
+  const user = (msg: string, text: string): Message => ({ info: { id: msg, sessionID: sid, role: "user" }, parts: [{ id: `prt_${msg}`, sessionID: sid, messageID: msg, type: "text", text }] });
+
+  it.fails("the later call is not decided by the cut-off call's decision", () => {
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } } });
+    const before = [user("msg_1", "go"), tool("msg_2", "prt_same", "bash", { command: "ls -la" }, "x".repeat(600)), tool("msg_3", "prt_b", "bash", { command: "ls -la" }, "y".repeat(600)), user("msg_4", "next")];
+    p.transform(structuredClone(before));
+    expect(Object.keys(p.state(sid).decisions)).toContain("prt_same");
+    const cut = [user("msg_5", "summary"), tool("msg_6", "prt_same", "grep", { pattern: "z" }, "ok"), user("msg_7", "go on")];
+    p.transform(cut);
+    expect(cut[1].parts[0].state?.output).toBe("ok");
   });
 });
 
