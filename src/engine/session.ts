@@ -8,7 +8,6 @@ import { decisionsOf, type SessionState } from "./state.js";
 import { getPath } from "./compile.js";
 import type { Condition, Leaf } from "../rules/types.js";
 import { inputFingerprint, sameJson } from "./key.js";
-import { idKind } from "./ids.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -177,9 +176,10 @@ export class SessionRuntime {
     n.rKind = undefined;
     if (slots) this.decided.push(n.index);
     let id = first ? this.idByPart.get(partId) : undefined;
-    // an id names a part of one kind (its first letter): a part of another kind that shares the
-    // id of a part cut off since (a history may repeat ids) does not show it
-    if (id !== undefined && idKind(n) !== id[0]) id = undefined;
+    // an id names a part of one type (its first letter): a part of another type that shares the
+    // id of a part cut off since (a history may repeat ids) does not show it. Not the part's size:
+    // an output the host compacts later keeps its tag (the cached prefix stays the same).
+    if (id !== undefined && ID_TYPES[id[0]] !== p.type) id = undefined;
     n.tag = id === undefined ? undefined : `[acp:${id}]`;
     if (n.tag) this.tagged.push(n.index);
     n.assistantText = p.type === "text" && n.message.info?.role === "assistant";
@@ -341,6 +341,9 @@ export class SessionRuntime {
     open.length = kept;
   }
 }
+
+/** The part type each id kind names (ids.ts idKind). */
+const ID_TYPES: Record<string, string> = { t: "tool", m: "text", r: "reasoning" };
 
 /** Part types a condition requires: a top-level `{fact: partType, operator: equal|in}` with literal strings. */
 function requiredTypes(cond: Condition | undefined): Set<string> | undefined {
