@@ -250,6 +250,9 @@ function stringPrint(s: string): number {
  * bigints): the caller then compares full keys. Reads no character beyond three per string, so it
  * costs little for the long strings (file contents, patches) that make full keys expensive.
  */
+/** An array's length as the json filter writes it: a hole is written as nothing, so a lone hole is "[]". */
+const jsonLength = (a: unknown[]) => (a.length === 1 && !(0 in a) ? 0 : a.length);
+
 export function inputFingerprint(v: unknown, depth: number): number | undefined {
   switch (typeof v) {
     case "string":
@@ -270,8 +273,9 @@ export function inputFingerprint(v: unknown, depth: number): number | undefined 
   if (v === null) return NULL_PRINT;
   if (depth > 16) return undefined;
   if (Array.isArray(v)) {
-    let h = mix(0x7feb352d, v.length);
-    for (let i = 0; i < v.length; i++) {
+    const n = jsonLength(v);
+    let h = mix(0x7feb352d, n);
+    for (let i = 0; i < n; i++) {
       const e = i in v ? inputFingerprint(v[i], depth + 1) : HOLE_PRINT;
       if (e === undefined) return undefined;
       h = mix(h, e);
@@ -309,8 +313,9 @@ export function sameJson(a: unknown, b: unknown, depth: number): boolean | undef
   if (arr) {
     const x = a as unknown[];
     const y = b as unknown[];
-    if (x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) {
+    const n = jsonLength(x);
+    if (n !== jsonLength(y)) return false;
+    for (let i = 0; i < n; i++) {
       const h = i in x;
       if (h !== i in y) return false; // a hole is written as nothing, not as null
       const same = h ? sameJson(x[i], y[i], depth + 1) : true;

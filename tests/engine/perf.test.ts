@@ -103,6 +103,16 @@ describe("fast paths agree with the definitions they replace", () => {
     }
   });
 
+  it("sameJson and fingerprints: a lone hole writes as an empty array (CI, seed 728199100)", () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const hole = [,];
+    expect(stableJsonRef(hole)).toBe(stableJsonRef([]));
+    expect(sameJson(hole, [], 0)).toBe(true);
+    expect(inputFingerprint(hole, 0)).toBe(inputFingerprint([], 0));
+    // eslint-disable-next-line no-sparse-arrays
+    expect(sameJson([1, , 2], [1, 2], 0)).toBe(false);
+  });
+
   test.prop([anything, anything], { numRuns: 3000 })("sameJson is stable JSON equality", (a, b) => {
     const [x, y] = [outcome(() => stableJsonRef(a)), outcome(() => stableJsonRef(b))];
     const same = sameJson(a, b, 0);
