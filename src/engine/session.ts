@@ -49,6 +49,8 @@ export class SessionRuntime {
   decided: number[] = [];
   tagged: number[] = [];
   idByPart = new Map<string, string>();
+  /** Part id → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh check. */
+  readonly olderViews = new Map<string, string[]>();
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
@@ -200,6 +202,7 @@ export class SessionRuntime {
     this.prints = this.rules.rules.map(() => new Map());
     this.strings = new Map();
     this.marks.clear();
+    this.olderViews.clear();
     this.pendingMarks.clear();
     this.patches = [];
     this.protectedBy.clear();
@@ -336,6 +339,9 @@ export class SessionRuntime {
       }
       const mark = { rule: r, by: n.part.id };
       this.marks.set(older.part.id, mark);
+      const views = this.olderViews.get(n.part.id);
+      if (views) views.push(older.part.id);
+      else this.olderViews.set(n.part.id, [older.part.id]);
       if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
     }
     open.length = kept;
