@@ -8,6 +8,7 @@ import { decisionsOf, type SessionState } from "./state.js";
 import { getPath } from "./compile.js";
 import type { Condition, Leaf } from "../rules/types.js";
 import { inputFingerprint, sameJson } from "./key.js";
+import { UseTracker } from "./use.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -51,6 +52,9 @@ export class SessionRuntime {
   idByPart = new Map<string, string>();
   /** Part id → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh check. */
   readonly olderViews = new Map<string, string[]>();
+  /** When each part was last in use; only kept when a rule reads `idleTurns`. */
+  private use?: UseTracker;
+  private readonly tracksUse: boolean;
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
@@ -114,6 +118,7 @@ export class SessionRuntime {
       return k;
     });
     this.types = rules.rules.map((r) => ({ when: requiredTypes(r.spec.when), by: requiredTypes((r.spec.then as { by?: Condition }).by) }));
+    this.tracksUse = rules.rules.some((r) => JSON.stringify(r.spec.when).includes('"fact":"idleTurns"'));
     this.keyVals = new Array(slots.size).fill(undefined);
     this.keyPart = new Array(slots.size).fill(undefined);
     this.reset();
@@ -123,6 +128,7 @@ export class SessionRuntime {
       isProtected: (n) => this.protectedBy.has(n.index),
       supersededRule: (n) => this.marks.get(n.part.id)?.rule.id,
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
+      idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
     }));
   }
 
@@ -202,6 +208,7 @@ export class SessionRuntime {
     this.prints = this.rules.rules.map(() => new Map());
     this.strings = new Map();
     this.marks.clear();
+    this.use = this.tracksUse ? new UseTracker() : undefined;
     this.olderViews.clear();
     this.pendingMarks.clear();
     this.patches = [];
@@ -293,6 +300,7 @@ export class SessionRuntime {
 
   private process(n: PartNode) {
     this.attach(n);
+    this.use?.see(n);
     const type = n.part.type;
     const tool = type === "tool" ? n.part.tool : undefined;
     const rules = typeof type === "string" && (typeof tool === "string" || tool === undefined) ? this.rulesFor(type, tool) : this.rules.rules;

@@ -53,7 +53,7 @@ function replayAndCheck(messages: Message[], preset: string, config: Partial<Acp
   let previousAt: number | undefined;
   for (let i = 0; i < messages.length; i++) {
     const call = messages[i];
-    if (call.info.role !== "assistant") continue;
+    if (call.info.role !== "assistant" || i === 0) continue;
     const context = messages.slice(0, i);
     const copy = deepCopy(context);
     const now = (call.info.time as { created: number }).created;
@@ -77,7 +77,8 @@ function replayAndCheck(messages: Message[], preset: string, config: Partial<Acp
       }
 
     // 2. nothing pending behind a change of the sent prefix, nothing pending on an expired cache
-    const result = pruner.lastCall(copy[0].info.sessionID);
+    const sessionID = context.find((m) => m?.info?.sessionID)?.info.sessionID;
+    const result = sessionID === undefined ? undefined : pruner.lastCall(sessionID);
     const pending = result?.pendingParts ?? [];
     if (previous && pending.length > 0) {
       const expired = previousAt !== undefined && now - previousAt > TTL_MS;

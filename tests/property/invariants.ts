@@ -133,7 +133,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     const g = buildGraph(messages);
     for (const n of g.nodes)
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => n.ageTurns };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;
