@@ -5,13 +5,10 @@
 // file names, and when a later assistant message quotes a line of its output. Generic: no tool
 // names, only input fields, text and lines.
 import type { PartNode } from "../graph/graph.js";
+import { forEachString, indexedLine, MIN_QUOTE_CHARS } from "../graph/quote-lines.js";
 
-/** Lines shorter than this (trimmed) are too common to prove a quote (as sim/quotes.ts). */
-const MIN_QUOTE_CHARS = 40;
 /** Input values that can name a subject: short, one line (not a file's content). */
 const MAX_SUBJECT_CHARS = 300;
-/** Leading line-number prefixes that read-style outputs put before each line. */
-const LINE_NUMBER_PREFIX = /^\s*\d+[:→\t]\s?/;
 /** Path-like words in text: something with a dot or slash and word characters around it. */
 const PATH_WORD = /[\w@~+-]*(?:[./][\w@~+-]+)+/g;
 
@@ -51,7 +48,7 @@ export class UseTracker {
       const output = p.state?.status === "completed" ? p.state.output : undefined;
       if (typeof output === "string" && !p.state?.time?.compacted)
         for (const raw of output.split("\n")) {
-          const line = raw.replace(LINE_NUMBER_PREFIX, "").trim();
+          const line = indexedLine(raw);
           if (line.length >= MIN_QUOTE_CHARS) this.lines.set(line, n.index);
         }
     } else if (p.type === "text" && typeof p.text === "string" && !p.ignored) {
@@ -65,16 +62,15 @@ export class UseTracker {
 
   /** Lines an assistant writes (text or any string of a tool input) that earlier outputs hold. */
   private quotes(value: unknown, turn: number): void {
-    if (typeof value === "string") {
-      if (value.length < MIN_QUOTE_CHARS) return;
-      for (const raw of value.split("\n")) {
+    forEachString(value, (text) => {
+      if (text.length < MIN_QUOTE_CHARS) return;
+      for (const raw of text.split("\n")) {
         const line = raw.trim();
         if (line.length < MIN_QUOTE_CHARS) continue;
         const src = this.lines.get(line);
         if (src !== undefined) this.quoted.set(src, turn);
       }
-    } else if (Array.isArray(value)) for (const v of value) this.quotes(v, turn);
-    else if (isObject(value)) for (const k of Object.keys(value)) this.quotes(value[k], turn);
+    });
   }
 
   /** User turns since the part was last in use (0: in use this turn). */

@@ -4,7 +4,7 @@ import type { ExplainEntry } from "../graph/types.js";
 import type { Session } from "./load.js";
 import { PromptText, QuoteTracker } from "./quotes.js";
 import { lastUserIndex, renderMessage, unitTokens, type Unit } from "./render.js";
-import { replaySession, type ReplayOptions, type ReplayedCall } from "./replay.js";
+import { callTime, replaySession, type ReplayOptions, type ReplayedCall } from "./replay.js";
 
 /** Cache price multipliers on the base input price. */
 export const ANTHROPIC_CACHE = { read: 0.1, write: 1.25 } as const; // 5-minute cache write
@@ -90,12 +90,6 @@ export interface CorpusFigures {
 /** The provider's prompt-cache lifetime the cost figures assume unless told otherwise (Anthropic's default). */
 export const DEFAULT_CACHE_TTL_MINUTES = 5;
 
-/** When a call was made: its assistant message's recorded creation time. */
-function callTime(call: ReplayedCall): number | undefined {
-  const t = (call.message.info.time as { created?: unknown } | undefined)?.created;
-  return typeof t === "number" ? t : undefined;
-}
-
 /** Replays one session and computes its figures. */
 export function measureSession(session: Session, options: ReplayOptions = {}): SessionFigures {
   const quotes = new QuoteTracker();
@@ -111,7 +105,7 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
     const tokensPerUnit = call.units.map((unit) => unitTokens(unit.text));
     const tokens = sum(tokensPerUnit);
     // A call made longer than the cache lifetime after the previous one finds nothing cached.
-    const at = callTime(call);
+    const at = callTime(call.message);
     const expired = ttl > 0 && at !== undefined && previousAt !== undefined && at - previousAt > ttl;
     if (at !== undefined) previousAt = at;
     const common = perCall.length === 0 ? 0 : commonPrefixLength(previous, call.units);

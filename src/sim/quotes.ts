@@ -3,12 +3,9 @@
 // a line the pruner had hidden.
 import type { Message, Part } from "../graph/types.js";
 import type { Unit } from "./render.js";
+import { forEachString, indexedLine, MIN_QUOTE_CHARS } from "../graph/quote-lines.js";
 
-/** Shortest line (after trimming) that counts: shorter lines are too common to prove a quote. */
-export const MIN_QUOTE_CHARS = 40;
-
-/** Leading line-number prefixes that read-style tools put before each line: `12: `, `12:`, `12→`, `12\t`. */
-const LINE_NUMBER_PREFIX = /^\s*\d+[:→\t]\s?/;
+export { indexedLine, MIN_QUOTE_CHARS };
 
 export interface QuoteEvent {
   /** The assistant message that wrote the line (the call it belongs to). */
@@ -17,11 +14,6 @@ export interface QuoteEvent {
   line: string;
   /** Completed tool parts, oldest first, whose output held the line before this message. */
   sourcePartIds: string[];
-}
-
-/** A tool-output line as indexed: line-number prefix removed, then trimmed. */
-export function indexedLine(raw: string): string {
-  return raw.replace(LINE_NUMBER_PREFIX, "").trim();
 }
 
 /** The lines (trimmed, ≥ MIN_QUOTE_CHARS, first occurrence only) an assistant message writes. */
@@ -38,12 +30,6 @@ export function writtenLines(message: Message): string[] {
     if (part.type === "tool") forEachString(part.state?.input, addText);
   }
   return [...lines];
-}
-
-function forEachString(value: unknown, visit: (text: string) => void): void {
-  if (typeof value === "string") visit(value);
-  else if (Array.isArray(value)) for (const item of value) forEachString(item, visit);
-  else if (value && typeof value === "object") for (const item of Object.values(value)) forEachString(item, visit);
 }
 
 /**

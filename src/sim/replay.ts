@@ -40,6 +40,12 @@ export function sessionIdOf(session: Session): string {
   return session.messages[0]?.info.sessionID ?? session.id;
 }
 
+/** When a call was made: its assistant message's recorded creation time (ms), if recorded. */
+export function callTime(message: Message): number | undefined {
+  const t = (message.info.time as { created?: unknown } | undefined)?.created;
+  return typeof t === "number" ? t : undefined;
+}
+
 /** Yields one ReplayedCall per assistant message, in order. Lazily, so only one prompt is held at a time. */
 export function* replaySession(session: Session, options: ReplayOptions = {}): Generator<ReplayedCall> {
   const sessionID = sessionIdOf(session);
@@ -56,8 +62,8 @@ export function* replaySession(session: Session, options: ReplayOptions = {}): G
     // OpenCode hands the hook a freshly loaded copy of the history on every step.
     const pruned = deepCopy(context);
     const start = performance.now();
-    const now = (message.info.time as { created?: unknown } | undefined)?.created;
-    pruner.transform(pruned, typeof now === "number" ? { now } : {});
+    const now = callTime(message);
+    pruner.transform(pruned, now !== undefined ? { now } : {});
     const transformMs = performance.now() - start;
     const systemText = pruner.systemPrompt(sessionID);
     const explain = pruner.explain(sessionID);
