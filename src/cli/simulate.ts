@@ -12,7 +12,7 @@ import { htmlReport } from "./html-report.js";
 import type { Io } from "./main.js";
 
 /** Comparison bundles that reproduce the published baselines (presets/baselines/*.yaml). */
-const BASELINES = ["native", "mask10"];
+const BASELINES = ["native", "mask10", "ctxedit", "batch10"];
 
 export function strategyPreset(name: string): string | undefined {
   if (name === "none") return undefined;
@@ -139,7 +139,7 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .command("simulate <path>")
     .description("replay recorded sessions (an export, a corpus file or a folder) and report savings, cache cost and quote-loss")
     .option("--preset <name>", "preset to replay (compact | balanced | verbose | file)", "balanced")
-    .option("--compare <list>", "comma-separated strategies: none, native, mask10, compact, balanced, verbose, or preset files")
+    .option("--compare <list>", "comma-separated strategies: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, or preset files")
     .option("--rules <paths...>", "extra rule files or folders")
     .option("--restart", "reload state from disk before every call (a new OpenCode process per prompt)")
     .option("--per-session", "one row per session and strategy")

@@ -203,13 +203,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const sentIdx = sentMessageIndex();
     const now: Wanted[] = [];
     const later: Wanted[] = [];
-    for (const w of list) (w.node.msgIndex > sentIdx || w.rule.spec.commit === "immediate" ? now : later).push(w);
+    const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
+    for (const w of list) (w.rule === MANUAL || (!plain && (w.node.msgIndex > sentIdx || w.rule.spec.commit === "immediate")) ? now : later).push(w);
     // Behind a prefix break the provider re-caches anyway: pending changes there are free.
-    const breakAt = reasoningBreak(sentIdx);
+    const breakAt = plain ? Infinity : reasoningBreak(sentIdx);
     if (breakAt < Infinity) for (let i = later.length - 1; i >= 0; i--) if (later[i].node.index >= breakAt) now.push(...later.splice(i, 1));
-    const pendingTokens = later.reduce((s, w) => s + w.tokens, 0);
+    // a plain batch counts the outputs it prunes, as the pruners it reproduces do
+    const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens, breakAt))) now.push(...later.splice(0));
+    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(later, pendingTokens, breakAt)))) now.push(...later.splice(0));
     rt.committedNow = [];
     for (const w of now) {
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls, partType: w.node.part.type };
