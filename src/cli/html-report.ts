@@ -268,7 +268,7 @@ function rulesTables(ctx: Ctx): string {
 <td class="num${r.quoteLosses ? " bad" : ""}">${int(r.quoteLosses)}</td>
 <td class="num">${int(r.reReads)}</td>
 <td class="num">${int(r.recoveryTokens)}</td>
-<td class="num">${r.recoveryTokens && baseCost ? pct((100 * ANTHROPIC_CACHE.write * r.recoveryTokens) / baseCost) : "–"}</td>
+<td class="num">${r.recoveryTokens && baseCost ? `+${((100 * ANTHROPIC_CACHE.write * r.recoveryTokens) / baseCost).toFixed(2)}%` : "–"}</td>
 </tr>`,
     );
     out.push(`<h3>${strategyLabel(s)}</h3>

@@ -129,7 +129,7 @@ export function report(results: StrategyResult[], perSession: boolean): string {
   for (const r of results) {
     if (!r.figures.total.rules.length) continue;
     // a rule's recovery cost: its re-read tokens at the cache-write price, against none's Anthropic cost
-    const recovery = (tokens: number) => (base?.total.anthropicCost ? pct((100 * ANTHROPIC_CACHE.write * tokens) / base.total.anthropicCost) : "");
+    const recovery = (tokens: number) => (base?.total.anthropicCost ? `+${((100 * ANTHROPIC_CACHE.write * tokens) / base.total.anthropicCost).toFixed(2)}%` : "");
     const head = ["rule", "parts", "tokens saved", "quote-loss events", "re-reads", "re-read tokens", "recovery Δanthropic"];
     const rows = r.figures.total.rules.map((x) => [x.rule, int(x.partsHit), int(x.tokensSaved), String(x.quoteLosses), String(x.reReads), int(x.recoveryTokens), x.recoveryTokens ? recovery(x.recoveryTokens) : ""]);
     out.push("", `per rule — ${r.strategy}`, table([head, ...rows]));

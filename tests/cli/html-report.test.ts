@@ -178,8 +178,8 @@ describe("htmlReport on one session", () => {
   it("lists the rules per strategy", () => {
     const rows = tableRows(html, "rules");
     expect(rows[0]).toEqual(["rule", "parts", "tokens saved", "", "of unpruned billed", "quote-loss events", "re-reads", "re-read tokens", "recovery Δanthropic"]);
-    // recovery: 1.25 × 400 = 500 of none's 4050 (+12.3%)
-    expect(rows[1]).toEqual(["dedupe-x", "3", "1,500", "", "25.0%", "1", "1", "400", "+12.3%"]);
+    // recovery: 1.25 × 400 = 500 of none's 4050 (+12.35%)
+    expect(rows[1]).toEqual(["dedupe-x", "3", "1,500", "", "25.0%", "1", "1", "400", "+12.35%"]);
     expect(html).toMatch(/compact<\/span><\/h3>\n<p class="muted">No rule acted\.<\/p>/);
   });
 

@@ -1,6 +1,6 @@
 // Acceptance of the reference pruners behind the `ctxedit` and `batch10` baselines against the
-// published figures: measurement.md's table for sessions/ (54 sessions) and issue 13's measurement
-// of sessions-multiturn/ (17 sessions).
+// published figures: the baseline table of docs/simulate.md for sessions/ (54 sessions), and issue
+// 13's measurement of sessions-multiturn/ (17 sessions).
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadSessions } from "../../src/sim/load.js";

@@ -1,5 +1,6 @@
-// Test oracles only: the reference strategies of measurement.md's baseline table, written independently of
-// the engine, so that the metric code can be checked against the published figures.
+// Test oracles only: the reference strategies of the published baseline table (docs/simulate.md,
+// Baselines), written independently of the engine, so that the metric code can be checked against the
+// published figures.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ExplainEntry, Message, Part, Pruner } from "../../src/graph/types.js";
 import { promptTokens, renderPrompt } from "../../src/sim/render.js";
