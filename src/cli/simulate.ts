@@ -35,6 +35,8 @@ export interface SimulateOptions {
   compare: string[];
   rules?: string[];
   restart?: boolean;
+  /** The provider's cache lifetime in minutes, for the cost figures and the pruner's commit policy (default 5; 0: never expires). */
+  cacheTtl?: number;
   progress?: (done: number, total: number) => void;
 }
 
@@ -58,13 +60,14 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
       if (preset !== undefined) {
         if (opts.restart) stateDir = mkdtempSync(join(tmpdir(), "acp-sim-"));
         // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
-        const config = BASELINES.includes(strategy) ? { tool: false } : undefined;
+        // The pruner is told the same cache lifetime the cost figures assume.
+        const config = BASELINES.includes(strategy) ? { tool: false } : opts.cacheTtl !== undefined ? { commit: { cacheTtlMinutes: opts.cacheTtl } } : undefined;
         const check = createPruner({ preset, rules: opts.rules, config });
         const errors = check.problems.filter((p) => p.severity === "error");
         if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
         pruner = () => createPruner({ preset, rules: opts.rules, config, stateDir });
       }
-      measured.push(...measureSessions([session], { pruner, restart: opts.restart }).sessions);
+      measured.push(...measureSessions([session], { pruner, restart: opts.restart, cacheTtlMinutes: opts.cacheTtl }).sessions);
       if (stateDir) rmSync(stateDir, { recursive: true, force: true });
       opts.progress?.(++done, steps);
     }
@@ -146,9 +149,14 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .option("--rules <paths...>", "extra rule files or folders")
     .option("--restart", "reload state from disk before every call (a new OpenCode process per prompt)")
     .option("--per-session", "one row per session and strategy")
+    .option("--cache-ttl <minutes>", "the provider's prompt-cache lifetime: a call longer than this after the previous one is uncached (cost figures and commit policy; 0: never expires)", (v) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0) throw new Error(`--cache-ttl: expected minutes >= 0, got "${v}"`);
+      return n;
+    })
     .option("--json <file>", "write every figure as JSON")
     .option("--html <file>", "write a self-contained HTML report")
-    .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string }) => {
+    .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string; cacheTtl?: number }) => {
       let sessions: Session[];
       try {
         sessions = loadSessions(path);
@@ -161,7 +169,7 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
       const bar = sessions.length > 1 && process.stderr.isTTY ? await progressBar() : undefined;
       let results: StrategyResult[];
       try {
-        results = simulate(sessions, { compare, rules: opts.rules, restart: opts.restart, progress: bar?.update });
+        results = simulate(sessions, { compare, rules: opts.rules, restart: opts.restart, cacheTtl: opts.cacheTtl, progress: bar?.update });
       } catch (e) {
         bar?.stop();
         io.err(`error: ${(e as Error).message}\n`);
@@ -171,7 +179,7 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
       io.out(`${report(results, Boolean(opts.perSession) || sessions.length === 1)}\n`);
       if (opts.json) writeFileSync(opts.json, JSON.stringify(results, null, 1));
       if (opts.html) {
-        const command = ["acp simulate", path, "--compare", compare.join(","), ...(opts.rules ?? []).flatMap((r) => ["--rules", r]), ...(opts.restart ? ["--restart"] : [])];
+        const command = ["acp simulate", path, "--compare", compare.join(","), ...(opts.rules ?? []).flatMap((r) => ["--rules", r]), ...(opts.restart ? ["--restart"] : []), ...(opts.cacheTtl !== undefined ? ["--cache-ttl", String(opts.cacheTtl)] : [])];
         writeFileSync(opts.html, htmlReport(results, { title: `acp simulate — ${basename(path)}`, generatedBy: `${command.join(" ")} · ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC` }));
       }
       setCode(0);

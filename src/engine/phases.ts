@@ -16,10 +16,10 @@ interface Decider {
   id: string;
   options?: Record<string, unknown>;
   action: { name: string };
-  spec: { commit?: "batch" | "immediate" };
 }
 
-const MANUAL: Decider = { id: "manual", action: { name: "manual" }, spec: { commit: "immediate" } };
+/** The model's own requests: applied on the call after it asked, wherever they are. */
+const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
 
 interface Wanted {
   node: PartNode;
@@ -28,6 +28,9 @@ interface Wanted {
   patch: Patch;
   tokens: number;
   by?: string;
+  /** commit: taken out of the pending list / held back because an older view stays in full. */
+  moved?: boolean;
+  blocked?: boolean;
 }
 
 /** A patch with what it saves; depends only on the part and the rule, so it is cached. */
@@ -94,6 +97,8 @@ function shrinks(n: PartNode, patch: Patch, before: number): boolean {
 export interface CallResult {
   committed: number;
   pending: number;
+  /** Parts whose decisions wait for a later call (their slot: output or input). */
+  pendingParts: { partId: string; slot: "output" | "input" }[];
   pendingTokens: number;
   rebuilt: boolean;
 }
@@ -108,7 +113,7 @@ export function evaluateProtection(rt: SessionRuntime): void {
   }
 }
 
-export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number): Omit<CallResult, "rebuilt"> {
+export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number, now: number): Omit<CallResult, "rebuilt"> {
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
   const decisions = state.decisions;
@@ -197,23 +202,29 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     wanted.push({ node: n, slot, rule, patch: c.patch, tokens: c.tokens, by });
   }
 
-  // commit: decisions on parts the provider has not seen yet apply at once; decisions that
-  // would change the already-sent (cached) prefix wait until together they free enough.
+  // commit: decisions on parts the provider has not seen yet apply at once; decisions that would
+  // change the already-sent (cached) prefix wait until the cache breaks anyway (the provider drops
+  // earlier reasoning, or the cache expired) or together they repay the re-cache. Where the prefix
+  // changes, everything pending behind that point goes in the same call (it costs no more), and an
+  // older view of a thing is never left in full while a newer view of it is pruned.
   function commit(list: Wanted[]) {
     const sentIdx = sentMessageIndex();
-    const now: Wanted[] = [];
-    const later: Wanted[] = [];
+    const due: Wanted[] = [];
+    let later: Wanted[] = [];
     const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
-    for (const w of list) (w.rule === MANUAL || (!plain && (w.node.msgIndex > sentIdx || w.rule.spec.commit === "immediate")) ? now : later).push(w);
-    // Behind a prefix break the provider re-caches anyway: pending changes there are free.
-    const breakAt = plain ? Infinity : reasoningBreak(sentIdx);
-    if (breakAt < Infinity) for (let i = later.length - 1; i >= 0; i--) if (later[i].node.index >= breakAt) now.push(...later.splice(i, 1));
+    for (const w of list) (w.rule === MANUAL || (!plain && w.node.msgIndex > sentIdx) ? due : later).push(w);
+    const freeFrom = plain ? Infinity : cacheBreak(sentIdx);
     // a plain batch counts the outputs it prunes, as the pruners it reproduces do
     const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(later, pendingTokens, breakAt)))) now.push(...later.splice(0));
+    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(later, pendingTokens, freeFrom)))) {
+      due.push(...later);
+      later = [];
+    }
+    later = settle(due, later, sentIdx, freeFrom);
     rt.committedNow = [];
-    for (const w of now) {
+    for (const w of due) {
+      if (w.blocked) continue;
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls, partType: w.node.part.type };
       if (w.by) d.by = w.by;
       const id = w.node.part.id;
@@ -228,9 +239,58 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       w.node.rKind = undefined; // render plans again
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }
-    return { committed: now.length, pending: later.length, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
+    const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
+    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
   }
 
+  /**
+   * Moves pending decisions into `due` until nothing more must go: those behind the first change
+   * to the sent prefix (or behind a free break), and older views of a thing whose newer view is
+   * pruned now. A due output whose older view cannot be pruned is blocked instead. Returns what
+   * stays pending.
+   */
+  function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number): Wanted[] {
+    const dueOut = new Map<number, Wanted>();
+    const laterOut = new Map<number, Wanted>();
+    for (const w of due) if (w.slot === "output") dueOut.set(w.node.index, w);
+    for (const w of later) if (w.slot === "output") laterOut.set(w.node.index, w);
+    const move = (w: Wanted) => {
+      w.moved = true;
+      due.push(w);
+      if (w.slot === "output") {
+        dueOut.set(w.node.index, w);
+        laterOut.delete(w.node.index);
+      }
+    };
+    for (let changed = true; changed; ) {
+      changed = false;
+      let from = freeFrom;
+      for (const w of due) if (!w.blocked && w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
+      if (from < Infinity)
+        for (const w of later)
+          if (!w.moved && w.node.index >= from) {
+            move(w);
+            changed = true;
+          }
+      for (const w of [...dueOut.values()]) {
+        if (w.blocked) continue;
+        for (const olderId of rt.olderViews.get(w.node.part.id) ?? []) {
+          const o = graph.byId.get(olderId);
+          if (!o || o.slots?.output) continue;
+          const pending = laterOut.get(o.index);
+          if (pending) move(pending);
+          else if (dueOut.has(o.index)) continue;
+          else {
+            w.blocked = true; // the older view stays in full, so the newer one does too
+            dueOut.delete(w.node.index);
+          }
+          changed = true;
+          if (w.blocked) break;
+        }
+      }
+    }
+    return later.filter((w) => !w.moved);
+  }
   /**
    * Cache break-even: is freeing `freed` tokens worth re-caching everything from the first edit up
    * to `end` (the prefix break, or the end of the prompt)? Tool inputs are re-cached too.
@@ -241,6 +301,18 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     for (const w of list) if (w.node.index < first) first = w.node.index;
     const after = sentBetween(rt, first, Math.min(end, nodes.length));
     return freed * Math.max(1, state.calls) >= policy.breakEven * tokensOf(after);
+  }
+
+  /**
+   * Where the cached prefix breaks on this call whatever we do (node index; Infinity: nowhere): at
+   * the start when the previous call is older than the cache lifetime, else at the reasoning the
+   * provider drops.
+   */
+  function cacheBreak(sentIdx: number): number {
+    const ttl = policy.cacheTtlMinutes * 60_000;
+    const last = state.lastCallAt;
+    if (sentIdx >= 0 && ttl > 0 && typeof last === "number" && now - last > ttl) return 0;
+    return reasoningBreak(sentIdx);
   }
 
   /**

@@ -253,7 +253,9 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       if (rt.replayManual) replayManualCalls(rt, messages);
       const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
       const taggedBefore = rt.tagged.length;
-      const result = runPhases(rt, resolved.commit, tokens);
+      const now = typeof options.now === "number" ? options.now : Date.now();
+      const result = runPhases(rt, resolved.commit, tokens, now);
+      rt.state.lastCallAt = now;
       if (config.tool) {
         const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
         if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));

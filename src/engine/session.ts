@@ -9,6 +9,7 @@ import { decisionsOf, type SessionState } from "./state.js";
 import { getPath } from "./compile.js";
 import type { Condition, Leaf } from "../rules/types.js";
 import { inputFingerprint, sameJson } from "./key.js";
+import { UseTracker } from "./use.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -50,6 +51,11 @@ export class SessionRuntime {
   decided: number[] = [];
   tagged: number[] = [];
   idByPart = new Map<string, string>();
+  /** Part id → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh check. */
+  readonly olderViews = new Map<string, string[]>();
+  /** When each part was last in use; only kept when a rule reads `idleTurns`. */
+  private use?: UseTracker;
+  private readonly tracksUse: boolean;
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
@@ -113,6 +119,7 @@ export class SessionRuntime {
       return k;
     });
     this.types = rules.rules.map((r) => ({ when: requiredTypes(r.spec.when), by: requiredTypes((r.spec.then as { by?: Condition }).by) }));
+    this.tracksUse = rules.rules.some((r) => JSON.stringify(r.spec.when).includes('"fact":"idleTurns"'));
     this.keyVals = new Array(slots.size).fill(undefined);
     this.keyPart = new Array(slots.size).fill(undefined);
     this.reset();
@@ -122,6 +129,7 @@ export class SessionRuntime {
       isProtected: (n) => this.protectedBy.has(n.index),
       supersededRule: (n) => this.marks.get(n.part.id)?.rule.id,
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
+      idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
       promptTokens: () => this.promptTokens(),
     }));
   }
@@ -209,6 +217,8 @@ export class SessionRuntime {
     this.prints = this.rules.rules.map(() => new Map());
     this.strings = new Map();
     this.marks.clear();
+    this.use = this.tracksUse ? new UseTracker() : undefined;
+    this.olderViews.clear();
     this.pendingMarks.clear();
     this.patches = [];
     this.protectedBy.clear();
@@ -299,6 +309,7 @@ export class SessionRuntime {
 
   private process(n: PartNode) {
     this.attach(n);
+    this.use?.see(n);
     const type = n.part.type;
     const tool = type === "tool" ? n.part.tool : undefined;
     const rules = typeof type === "string" && (typeof tool === "string" || tool === undefined) ? this.rulesFor(type, tool) : this.rules.rules;
@@ -345,6 +356,9 @@ export class SessionRuntime {
       }
       const mark = { rule: r, by: n.part.id };
       this.marks.set(older.part.id, mark);
+      const views = this.olderViews.get(n.part.id);
+      if (views) views.push(older.part.id);
+      else this.olderViews.set(n.part.id, [older.part.id]);
       if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
     }
     open.length = kept;

@@ -36,6 +36,8 @@ export interface SessionState {
   rev?: number;
   /** Id of the last message of the previous call's prompt: everything up to it is cached upstream. */
   sentUpTo?: string;
+  /** When the previous call was made (ms since the epoch): a gap longer than the cache lifetime means nothing is cached. */
+  lastCallAt?: number;
   decisions: Record<string, DecisionSlots>;
   /** Parts the user or model restored: rules leave them alone from then on. */
   pinned?: Record<string, true>;
@@ -186,7 +188,7 @@ interface JournalLine {
   ids?: Record<string, string>;
 }
 
-const SCALARS = ["calls", "rev", "sentUpTo", "introAt"] as const;
+const SCALARS = ["calls", "rev", "sentUpTo", "introAt", "lastCallAt"] as const;
 const PART_RECORDS = ["decisions", "manual", "pinned"] as const;
 
 /**
@@ -356,6 +358,7 @@ export function mergeState(ours: SessionState, disk: SessionState): boolean {
     changed = true;
   }
   ours.calls = Math.max(ours.calls, disk.calls);
+  if (typeof disk.lastCallAt === "number" && !((ours.lastCallAt ?? -Infinity) >= disk.lastCallAt)) ours.lastCallAt = disk.lastCallAt;
   return changed;
 }
 

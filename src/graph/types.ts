@@ -55,6 +55,11 @@ export interface TransformOptions {
    * for the model is added (id tags would end up in the summary, naming parts no longer there).
    */
   compaction?: boolean;
+  /**
+   * When this request is made (ms since the epoch; default: now). Replays pass the recorded time,
+   * so the prompt-cache lifetime is judged as it was live.
+   */
+  now?: number;
 }
 
 /** The programmatic face of the engine; the plugin, the CLI and `acp simulate` all use it. */

@@ -10,7 +10,7 @@ import { parseYamlSource, type SourceDoc } from "./source.js";
 import type { CommitPolicy, Preset, RuleSetting, RuleSpec } from "./types.js";
 
 export const PRESET_NAMES = ["compact", "balanced", "verbose"] as const;
-export const DEFAULT_COMMIT: CommitPolicy = { minTokens: 20000, pressureTokens: 0, breakEven: 0 };
+export const DEFAULT_COMMIT: CommitPolicy = { minTokens: 20000, pressureTokens: 0, breakEven: 0, cacheTtlMinutes: 5 };
 
 export function presetFile(nameOrPath: string): string {
   return (PRESET_NAMES as readonly string[]).includes(nameOrPath) ? packagePath("presets", `${nameOrPath}.yaml`) : nameOrPath;

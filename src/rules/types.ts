@@ -37,7 +37,11 @@ export interface RuleSpec {
   then: ActionSpec;
   /** Tunables a condition can read through `{fact: params, path: $.name}`. */
   params: Record<string, unknown>;
-  /** Commit policy for this rule's decisions on the already-sent prefix. */
+  /**
+   * Deprecated, has no effect: decisions on the already-sent prefix commit when the cache breaks
+   * anyway or when the batch pays off (engine/commit.ts), whatever the rule. Still accepted so older
+   * rule files load; lint says it is ignored.
+   */
   commit?: "batch" | "immediate";
   source?: SourceLocation;
 }
@@ -57,10 +61,17 @@ export interface CommitPolicy {
    */
   breakEven: number;
   /**
+   * The provider's prompt-cache lifetime in minutes (Anthropic: 5 by default, 60 with the 1-hour
+   * cache). A request more than this after the previous one finds nothing cached, so every pending
+   * decision applies on it for free. 0: never assume the cache expired.
+   */
+  cacheTtlMinutes: number;
+  /**
    * A plain batch, for comparison baselines that reproduce pruners which know nothing of the cache:
    * every decision (on unsent parts too) waits until the pending ones prune outputs of minTokens
    * tokens together (their size, not what they free) or the prompt passes pressureTokens; nothing is
-   * pulled in where the cache breaks anyway, and breakEven is not consulted.
+   * pulled in where the cache breaks anyway (dropped reasoning, or past cacheTtlMinutes), and
+   * breakEven is not consulted.
    */
   plainBatch?: boolean;
 }

@@ -110,6 +110,15 @@ export interface CorpusFigures {
   total: Figures;
 }
 
+/** The provider's prompt-cache lifetime the cost figures assume unless told otherwise (Anthropic's default). */
+export const DEFAULT_CACHE_TTL_MINUTES = 5;
+
+/** When a call was made: its assistant message's recorded creation time. */
+function callTime(call: ReplayedCall): number | undefined {
+  const t = (call.message.info.time as { created?: unknown } | undefined)?.created;
+  return typeof t === "number" ? t : undefined;
+}
+
 /** Replays one session and computes its figures. */
 export function measureSession(session: Session, options: ReplayOptions = {}): SessionFigures {
   const quotes = new QuoteTracker();
@@ -118,13 +127,20 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
   const quoteLosses: QuoteLoss[] = [];
   const rules = new RuleLedger();
   let previous: Unit[] = [];
+  let previousAt: number | undefined;
+  const ttl = (options.cacheTtlMinutes ?? DEFAULT_CACHE_TTL_MINUTES) * 60_000;
   let recorded: Map<string, Part> | undefined; // part id → the part as recorded, built on the first loss
 
   for (const call of replaySession(session, options)) {
     const tokensPerUnit = call.units.map((unit) => unitTokens(unit.text));
     const tokens = sum(tokensPerUnit);
+    // A call made longer than the cache lifetime after the previous one finds nothing cached.
+    const at = callTime(call);
+    const expired = ttl > 0 && at !== undefined && previousAt !== undefined && at - previousAt > ttl;
+    if (at !== undefined) previousAt = at;
     const common = perCall.length === 0 ? 0 : commonPrefixLength(previous, call.units);
-    const reusable = sum(tokensPerUnit.slice(0, common));
+    const reusable = expired ? 0 : sum(tokensPerUnit.slice(0, common));
+    // a break in the prompt itself (an expired cache is not counted: the prompt may be unchanged)
     const prefixBreak = perCall.length > 0 && common < previous.length;
 
     // Quote events of this call: the tracker sees every message up to and including the call's own.

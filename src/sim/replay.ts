@@ -12,6 +12,8 @@ export interface ReplayOptions {
   pruner?: () => Pruner;
   /** A new pruner for every call (a new OpenCode process per prompt): it must restore its state from disk. */
   restart?: boolean;
+  /** Prompt-cache lifetime the cost figures assume (minutes; 0: never expires). Default 5. */
+  cacheTtlMinutes?: number;
 }
 
 export interface ReplayedCall {
@@ -54,7 +56,8 @@ export function* replaySession(session: Session, options: ReplayOptions = {}): G
     // OpenCode hands the hook a freshly loaded copy of the history on every step.
     const pruned = deepCopy(context);
     const start = performance.now();
-    pruner.transform(pruned);
+    const now = (message.info.time as { created?: unknown } | undefined)?.created;
+    pruner.transform(pruned, typeof now === "number" ? { now } : {});
     const transformMs = performance.now() - start;
     const systemText = pruner.systemPrompt(sessionID);
     const explain = pruner.explain(sessionID);

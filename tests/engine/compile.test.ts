@@ -19,6 +19,7 @@ function ctx(over: Partial<FactContext> = {}): FactContext {
     params: { turns: 2, minChars: 50 },
     isProtected: () => false,
     supersededRule: () => undefined,
+    idleTurns: () => 0,
     decidedRule: () => undefined,
     ...over,
   };

@@ -242,6 +242,7 @@ function probeContext(): FactContext {
     params: { turns: 2, minChars: 3000, tools: ["read", "edit"] },
     isProtected: (n) => n.index % 3 === 0,
     supersededRule: (n) => (n.index % 5 === 0 ? "identical-call" : undefined),
+    idleTurns: (n) => n.ageTurns,
     decidedRule: (n) => (n.index % 7 === 0 ? "large-output-head-tail" : undefined),
   };
 }

@@ -1,0 +1,57 @@
+// idleTurns: user turns since a part was last in use (engine/use.ts).
+import { describe, expect, it } from "vitest";
+import { buildGraph } from "../../src/graph/graph.js";
+import type { Message } from "../../src/graph/types.js";
+import { UseTracker } from "../../src/engine/use.js";
+
+const S = "ses_use";
+let k = 0;
+const msg = (role: string, parts: Record<string, unknown>[]): Message => {
+  const id = `msg_${String(++k).padStart(4, "0")}`;
+  return { info: { id, sessionID: S, role }, parts: parts.map((p, i) => ({ id: `prt_${id}_${i}`, sessionID: S, messageID: id, ...p })) } as Message;
+};
+const tool = (name: string, input: Record<string, unknown>, output = "") => ({ type: "tool", tool: name, callID: `c${k}`, state: { status: "completed", input, output } });
+const LONG = (s: string) => `${s} ${"and a line long enough to count as a quote".repeat(1)}`;
+
+/** idleTurns of the first part of message `at`, after the whole history. */
+function idle(history: Message[], at: number): number {
+  const g = buildGraph(history);
+  const use = new UseTracker();
+  for (const n of g.nodes) use.see(n);
+  return use.idleTurns(g.nodes.find((n) => n.message === history[at])!);
+}
+
+describe("idleTurns", () => {
+  const read = () => msg("assistant", [tool("read", { filePath: "/src/app.ts" }, `1: ${LONG("export const app = 1")}\n2: short`)]);
+
+  it("counts the user turns since the part's own call when nothing uses it again", () => {
+    const h = [msg("user", [{ type: "text", text: "look" }]), read(), msg("user", [{ type: "text", text: "next" }]), msg("assistant", [{ type: "text", text: "ok" }]), msg("user", [{ type: "text", text: "and then" }])];
+    expect(idle(h, 1)).toBe(2);
+  });
+
+  it("a later tool call with the same value in a field of the same name is a use", () => {
+    const h = [msg("user", [{ type: "text", text: "look" }]), read(), msg("user", [{ type: "text", text: "fix it" }]), msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "x", newString: "y" })]), msg("user", [{ type: "text", text: "thanks" }])];
+    expect(idle(h, 1)).toBe(1);
+    // the same value under another field name is not
+    const other = [msg("user", [{ type: "text", text: "look" }]), read(), msg("user", [{ type: "text", text: "fix it" }]), msg("assistant", [tool("bash", { command: "/src/app.ts" })]), msg("user", [{ type: "text", text: "thanks" }])];
+    expect(idle(other, 1)).toBe(2);
+  });
+
+  it("text naming the file is a use (user or assistant)", () => {
+    const h = [msg("user", [{ type: "text", text: "look" }]), read(), msg("user", [{ type: "text", text: "now change app.ts please" }])];
+    expect(idle(h, 1)).toBe(0);
+  });
+
+  it("an assistant quoting a line of the output is a use; a short line is not a quote", () => {
+    const quoted = [msg("user", [{ type: "text", text: "look" }]), read(), msg("user", [{ type: "text", text: "go on" }]), msg("assistant", [tool("write", { filePath: "/src/other.ts", content: `${LONG("export const app = 1")}\n` })]), msg("user", [{ type: "text", text: "done?" }])];
+    expect(idle(quoted, 1)).toBe(1);
+    const short = [msg("user", [{ type: "text", text: "look" }]), read(), msg("user", [{ type: "text", text: "go on" }]), msg("assistant", [{ type: "text", text: "short" }]), msg("user", [{ type: "text", text: "done?" }])];
+    expect(idle(short, 1)).toBe(2);
+  });
+
+  it("a file's content (a long or multi-line value) is not a subject", () => {
+    const body = "line\n".repeat(3);
+    const h = [msg("user", [{ type: "text", text: "a" }]), msg("assistant", [tool("write", { filePath: "/a.txt", content: body })]), msg("user", [{ type: "text", text: "b" }]), msg("assistant", [tool("write", { filePath: "/b.txt", content: body })]), msg("user", [{ type: "text", text: "c" }])];
+    expect(idle(h, 1)).toBe(2);
+  });
+});
