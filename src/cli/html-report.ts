@@ -1,8 +1,8 @@
 // `acp simulate --html`: one self-contained HTML page (inline CSS and hand-written inline SVG, no
-// scripts, no network) with the figures of docs/measurement.md: prompt size and cache-reused share per
-// call, totals, the per-rule breakdown and the quote-loss events. Pure functions from results to a string;
+// scripts, no network) with the figures of docs/simulate.md: prompt size and cache-reused share per
+// call, totals (with the cost of recovering lost quotes), the per-rule breakdown and the quote-loss events. Pure functions from results to a string;
 // every text that comes from a session (ids, file names, quoted lines, rule names) is escaped.
-import { relativeTo, type Figures, type QuoteLoss, type SessionFigures } from "../sim/index.js";
+import { ANTHROPIC_CACHE, RECOVERY_LIMIT_PCT, relativeTo, type Figures, type QuoteLoss, type SessionFigures } from "../sim/index.js";
 import type { StrategyResult } from "./simulate.js";
 
 export interface HtmlReportMeta {
@@ -55,6 +55,7 @@ interface Strategy {
   index: number;
   name: string;
   figures: StrategyResult["figures"];
+  overLimit?: StrategyResult["overLimit"];
   style: Style;
 }
 
@@ -81,7 +82,7 @@ function contextOf(results: StrategyResult[]): Ctx {
       r.strategy === "none"
         ? { color: "#adb5bd", width: 5, dash: "" }
         : { color: PALETTE[colour % PALETTE.length], width: Math.max(1.4, 2.6 - 0.4 * colour), dash: DASHES[colour++ % DASHES.length] };
-    return { index, name: r.strategy, figures: r.figures, style };
+    return { index, name: r.strategy, figures: r.figures, overLimit: r.overLimit, style };
   });
   const sessionCount = Math.max(0, ...results.map((r) => r.figures.sessions.length));
   return { strategies, base: strategies.find((s) => s.name === "none"), sessionCount };
@@ -173,10 +174,11 @@ function header(ctx: Ctx, meta: HtmlReportMeta): string {
 
 function totalsTable(ctx: Ctx): string {
   const base = ctx.base?.figures.total;
-  const head = ["strategy", "calls", "billed tokens", "Δbilled", "peak context", "reused", "prefix breaks", "Δanthropic", "Δopenai", "quote-loss", "ms first", "ms med/p95"];
+  const head = ["strategy", "calls", "billed tokens", "Δbilled", "peak context", "reused", "prefix breaks", "Δanthropic", "with recovery", "Δopenai", "with recovery", "quote-loss", "re-reads (tokens)", `sessions > +${RECOVERY_LIMIT_PCT}%`, "ms first", "ms med/p95"];
   const rows = ctx.strategies.map((s) => {
     const f = s.figures.total;
     const rel = base ? relativeTo(f, base) : undefined;
+    const over = s === ctx.base || !s.overLimit ? "–" : `${int(s.overLimit.sessions.length)}/${int(s.figures.sessions.length)}`;
     return `<tr>
 <th scope="row">${strategyLabel(s)}</th>
 <td class="num">${int(f.calls)}</td>
@@ -186,8 +188,12 @@ ${deltaCell(rel?.billedTokensPct)}
 <td class="num">${f.billedTokens ? share(f.reusableTokens / f.billedTokens) : "–"}</td>
 <td class="num">${int(f.prefixBreaks)}</td>
 ${deltaCell(rel?.anthropicCostPct)}
+${deltaCell(rel?.anthropicCostWithRecoveryPct)}
 ${deltaCell(rel?.openaiCostPct)}
+${deltaCell(rel?.openaiCostWithRecoveryPct)}
 <td class="num${f.quoteLost ? " bad" : ""}">${quoteLossText(f)}</td>
+<td class="num">${f.reReads ? `${int(f.reReads)} (${int(f.recoveryTokens)})` : "0"}</td>
+<td class="num${s.overLimit?.sessions.length ? " bad" : ""}">${over}</td>
 <td class="num">${f.transform.calls ? f.transform.firstMs.toFixed(2) : "–"}</td>
 <td class="num">${f.transform.calls ? `${f.transform.medianMs.toFixed(2)}/${f.transform.p95Ms.toFixed(2)}` : "–"}</td>
 </tr>`;
@@ -205,22 +211,22 @@ function quoteLossText(f: Figures): string {
 }
 
 function legendNote(): string {
-  return `<p class="note">Δ columns are relative to the <code>none</code> replay (green: cheaper, red: dearer). Reused: share of billed tokens that the previous call's prompt already held as a prefix (cache read). Definitions at the end of the page.</p>`;
+  return `<p class="note">Δ columns are relative to the <code>none</code> replay (green: cheaper, red: dearer). Reused: share of billed tokens that the previous call's prompt already held as a prefix (cache read). With recovery: the cost when every part a lost quote came from is read again, once per part and call, as new uncached input. Sessions &gt; +${RECOVERY_LIMIT_PCT}%: sessions whose Anthropic or OpenAI cost with recovery is more than ${RECOVERY_LIMIT_PCT}% above <code>none</code>. Definitions at the end of the page.</p>`;
 }
 
 function perSessionTable(ctx: Ctx): string {
   const pruned = ctx.strategies.filter((s) => s !== ctx.base);
-  const groups = pruned.map((s) => `<th scope="colgroup" colspan="4" class="group">${strategyLabel(s)}</th>`).join("");
-  const sub = pruned.map(() => `<th class="num">Δbilled</th><th class="num">Δanthropic</th><th class="num">breaks</th><th class="num">lost</th>`).join("");
+  const groups = pruned.map((s) => `<th scope="colgroup" colspan="5" class="group">${strategyLabel(s)}</th>`).join("");
+  const sub = pruned.map(() => `<th class="num">Δbilled</th><th class="num">Δanthropic</th><th class="num">with recovery</th><th class="num">breaks</th><th class="num">lost</th>`).join("");
   const rows: string[] = [];
   for (let i = 0; i < ctx.sessionCount; i++) {
     const id = sessionAt(ctx, i);
     const base = ctx.base?.figures.sessions[i];
     const cells = pruned.map((s) => {
       const f = s.figures.sessions[i];
-      if (!f) return `<td class="muted" colspan="4">–</td>`;
+      if (!f) return `<td class="muted" colspan="5">–</td>`;
       const rel = base ? relativeTo(f, base) : undefined;
-      return `${deltaCell(rel?.billedTokensPct)}${deltaCell(rel?.anthropicCostPct)}<td class="num">${int(f.prefixBreaks)}</td><td class="num${f.quoteLost ? " bad" : ""}">${int(f.quoteLost)}/${int(f.quoteEvents)}</td>`;
+      return `${deltaCell(rel?.billedTokensPct)}${deltaCell(rel?.anthropicCostPct)}${deltaCell(rel?.anthropicCostWithRecoveryPct)}<td class="num">${int(f.prefixBreaks)}</td><td class="num${f.quoteLost ? " bad" : ""}">${int(f.quoteLost)}/${int(f.quoteEvents)}</td>`;
     });
     rows.push(
       `<tr><th scope="row" title="${esc(id?.file ?? "")}"><code>${esc(clip(id?.sessionId ?? `#${i + 1}`, 30))}</code></th><td class="num">${int(id?.calls ?? 0)}</td>` +
@@ -241,6 +247,7 @@ ${rows.join("\n")}
 
 function rulesTables(ctx: Ctx): string {
   const baseBilled = ctx.base?.figures.total.billedTokens ?? 0;
+  const baseCost = ctx.base?.figures.total.anthropicCost ?? 0;
   // One scale for every strategy's bars, so that the tables compare.
   const max = Math.max(1, ...ctx.strategies.flatMap((s) => s.figures.total.rules.map((r) => r.tokensSaved)));
   const out: string[] = [];
@@ -259,18 +266,21 @@ function rulesTables(ctx: Ctx): string {
 <td class="bar"><span style="width:${Math.max(0, (100 * r.tokensSaved) / max).toFixed(1)}%;background:${s.style.color}"></span></td>
 <td class="num">${baseBilled ? share(r.tokensSaved / baseBilled) : "–"}</td>
 <td class="num${r.quoteLosses ? " bad" : ""}">${int(r.quoteLosses)}</td>
+<td class="num">${int(r.reReads)}</td>
+<td class="num">${int(r.recoveryTokens)}</td>
+<td class="num">${r.recoveryTokens && baseCost ? `+${((100 * ANTHROPIC_CACHE.write * r.recoveryTokens) / baseCost).toFixed(2)}%` : "–"}</td>
 </tr>`,
     );
     out.push(`<h3>${strategyLabel(s)}</h3>
 <table class="rules">
-<thead><tr><th scope="col">rule</th><th scope="col" class="num">parts</th><th scope="col" class="num">tokens saved</th><th scope="col"></th><th scope="col" class="num">of unpruned billed</th><th scope="col" class="num">quote-loss events</th></tr></thead>
+<thead><tr><th scope="col">rule</th><th scope="col" class="num">parts</th><th scope="col" class="num">tokens saved</th><th scope="col"></th><th scope="col" class="num">of unpruned billed</th><th scope="col" class="num">quote-loss events</th><th scope="col" class="num">re-reads</th><th scope="col" class="num">re-read tokens</th><th scope="col" class="num">recovery Δanthropic</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 </tbody>
 </table>`);
   }
   if (!out.length) return `<p class="muted">Only the unpruned replay was run.</p>`;
-  return `<p class="note">Tokens saved: over all calls, a rule's parts rendered unpruned minus rendered pruned (billed tokens). Parts: distinct parts the rule acted on.</p>\n${out.join("\n")}`;
+  return `<p class="note">Tokens saved: over all calls, a rule's parts rendered unpruned minus rendered pruned (billed tokens). Parts: distinct parts the rule acted on. Re-reads: the rule's parts read again where a quote from them was lost (once per part and call), with their tokens; recovery Δanthropic: those tokens at the cache-write price, relative to the <code>none</code> replay's Anthropic cost.</p>\n${out.join("\n")}`;
 }
 
 function quoteLossList(ctx: Ctx, cap: number): string {
@@ -286,20 +296,21 @@ function quoteLossList(ctx: Ctx, cap: number): string {
 <td><code>${esc(q.messageId)}</code></td>
 <td><code>${esc(q.partId)}</code></td>
 <td><code>${esc(q.rule)}</code></td>
+<td class="num">${q.reReadTokens ? int(q.reReadTokens) : "–"}</td>
 <td class="line"><code>${esc(clip(q.line, 240))}</code></td>
 </tr>`,
     );
     const more = losses.length > cap ? `<p class="muted">… and ${int(losses.length - cap)} more not shown (see <code>--json</code>).</p>` : "";
     out.push(`<h3>${strategyLabel(s)} <span class="muted">${int(losses.length)} event${losses.length === 1 ? "" : "s"}</span></h3>
 <div class="scroll"><table class="quotes">
-<thead><tr><th scope="col">session</th><th scope="col" class="num">call</th><th scope="col">written by</th><th scope="col">hidden part</th><th scope="col">rule</th><th scope="col">line</th></tr></thead>
+<thead><tr><th scope="col">session</th><th scope="col" class="num">call</th><th scope="col">written by</th><th scope="col">hidden part</th><th scope="col">rule</th><th scope="col" class="num">re-read</th><th scope="col">line</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 </tbody>
 </table></div>
 ${more}`);
   }
-  const intro = `<p class="note">A quote event is a line (≥ 40 characters) an assistant message writes that appeared earlier in a tool output; it is lost when that line appears nowhere in the pruned prompt of that call. Listed: the first ${int(cap)} per strategy.</p>`;
+  const intro = `<p class="note">A quote event is a line (≥ 40 characters) an assistant message writes that appeared earlier in a tool output; it is lost when that line appears nowhere in the pruned prompt of that call. Re-read: the tokens charged for reading the hidden part again (on the first loss from that part in that call). Listed: the first ${int(cap)} per strategy.</p>`;
   return out.length ? `${intro}\n${out.join("\n")}` : `<p class="muted">No quote-loss: every quoted line was still in the prompt.</p>`;
 }
 
@@ -325,7 +336,10 @@ function glossary(): string {
     ["prefix breaks", "calls where the previous prompt is not a prefix of this one"],
     ["Δanthropic", "cache cost per call 0.1 × reused + 1.25 × the rest, summed, relative to no pruning"],
     ["Δopenai", "cache cost per call 0.1 × reused + 1.0 × the rest, summed, relative to no pruning"],
+    ["with recovery", "the cost with each lost quote's hidden part read again as new uncached input (1.25× Anthropic, 1.0× OpenAI), once per part and call"],
     ["quote-loss", "quoted lines hidden by the pruner / all quote events"],
+    ["re-reads", "parts read again to recover lost quotes (part and call), and their tokens"],
+    [`sessions > +${RECOVERY_LIMIT_PCT}%`, `sessions whose Anthropic or OpenAI cost with recovery exceeds the none replay's by more than ${RECOVERY_LIMIT_PCT}%`],
     ["ms", "transform time inside the process: the first call apart, median and p95 of the others"],
   ];
   return `<footer>

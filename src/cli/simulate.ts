@@ -1,18 +1,30 @@
 // acp simulate: replay recorded sessions call by call through the same createPruner the plugin
-// uses, and report billed tokens, cache-aware cost, prefix breaks, quote-loss and speed beside the
-// no-pruning replay (definitions: docs/measurement.md).
+// uses, and report billed tokens, cache-aware cost (with and without recovery), prefix breaks,
+// quote-loss and speed beside the no-pruning replay (definitions: docs/simulate.md).
 import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { createPruner } from "../engine/pruner.js";
 import { packagePath } from "../rules/paths.js";
-import { loadSessions, measureSessions, relativeTo, type CorpusFigures, type Figures, type Session } from "../sim/index.js";
+import {
+  ANTHROPIC_CACHE,
+  loadSessions,
+  measureSessions,
+  RECOVERY_LIMIT_PCT,
+  relativeTo,
+  sessionsOverLimit,
+  totalOf as totalOfSessions,
+  type CorpusFigures,
+  type Figures,
+  type OverLimit,
+  type Session,
+} from "../sim/index.js";
 import { htmlReport } from "./html-report.js";
 import type { Io } from "./main.js";
 
 /** Comparison bundles that reproduce the published baselines (presets/baselines/*.yaml). */
-const BASELINES = ["native", "mask10"];
+const BASELINES = ["native", "mask10", "ctxedit", "batch10"];
 
 export function strategyPreset(name: string): string | undefined {
   if (name === "none") return undefined;
@@ -31,6 +43,8 @@ export interface SimulateOptions {
 export interface StrategyResult {
   strategy: string;
   figures: CorpusFigures;
+  /** Sessions whose cost including recovery is more than RECOVERY_LIMIT_PCT above `none` (when it was run). */
+  overLimit?: OverLimit;
 }
 
 export function simulate(sessions: Session[], opts: SimulateOptions): StrategyResult[] {
@@ -59,41 +73,15 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
     }
     out.push({ strategy, figures: { sessions: measured, total: totalOf(measured) } });
   }
+  const none = out.find((r) => r.strategy === "none");
+  if (none) for (const r of out) r.overLimit = sessionsOverLimit(r.figures.sessions, none.figures.sessions);
   return out;
 }
 
+/** The total over the sessions; the per-rule rows with the most tokens saved first. */
 function totalOf(sessions: CorpusFigures["sessions"]): Figures {
-  // measureSessions already knows how to total; re-use it on the measured figures.
-  const sum = (f: (s: Figures) => number) => sessions.reduce((a, s) => a + f(s), 0);
-  const quoteEvents = sum((s) => s.quoteEvents);
-  const quoteLost = sum((s) => s.quoteLost);
-  const ms = sessions.flatMap((s) => s.perCall.map((c) => c.transformMs)).filter((x) => x > 0);
-  const sorted = ms.slice(1).sort((a, b) => a - b);
-  const pick = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] : 0);
-  const rules = new Map<string, Figures["rules"][number]>();
-  for (const s of sessions)
-    for (const r of s.rules) {
-      const t = rules.get(r.rule) ?? { rule: r.rule, partsHit: 0, tokensSaved: 0, quoteLosses: 0 };
-      t.partsHit += r.partsHit;
-      t.tokensSaved += r.tokensSaved;
-      t.quoteLosses += r.quoteLosses;
-      rules.set(r.rule, t);
-    }
-  return {
-    calls: sum((s) => s.calls),
-    billedTokens: sum((s) => s.billedTokens),
-    peakContext: Math.max(0, ...sessions.map((s) => s.peakContext)),
-    reusableTokens: sum((s) => s.reusableTokens),
-    prefixBreaks: sum((s) => s.prefixBreaks),
-    anthropicCost: sum((s) => s.anthropicCost),
-    openaiCost: sum((s) => s.openaiCost),
-    quoteEvents,
-    quoteLost,
-    quoteLoss: quoteEvents ? quoteLost / quoteEvents : 0,
-    transform: { firstMs: ms[0] ?? 0, medianMs: pick(0.5), p95Ms: pick(0.95), calls: ms.length },
-    rules: [...rules.values()].sort((a, b) => b.tokensSaved - a.tokensSaved),
-    quoteLosses: sessions.flatMap((s) => s.quoteLosses),
-  };
+  const total = totalOfSessions(sessions);
+  return { ...total, rules: [...total.rules].sort((a, b) => b.tokensSaved - a.tokensSaved) };
 }
 
 const pct = (x: number) => `${x > 0 ? "+" : ""}${x.toFixed(1)}%`;
@@ -104,7 +92,8 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  ")).join("\n");
 }
 
-function rowOf(label: string, strategy: string, f: Figures, base: Figures | undefined): string[] {
+/** `over`: the session's mark, or the TOTAL row's count, of costs more than the limit above `none`. */
+function rowOf(label: string, strategy: string, f: Figures, base: Figures | undefined, over: string): string[] {
   const rel = base ? relativeTo(f, base) : undefined;
   return [
     label,
@@ -114,25 +103,39 @@ function rowOf(label: string, strategy: string, f: Figures, base: Figures | unde
     int(f.peakContext),
     String(f.prefixBreaks),
     rel ? pct(rel.anthropicCostPct) : "",
+    rel ? pct(rel.anthropicCostWithRecoveryPct) : "",
     rel ? pct(rel.openaiCostPct) : "",
+    rel ? pct(rel.openaiCostWithRecoveryPct) : "",
     `${(100 * f.quoteLoss).toFixed(2)}% (${f.quoteLost}/${f.quoteEvents})`,
+    f.reReads ? `${f.reReads} (${int(f.recoveryTokens)})` : "0",
+    over,
     f.transform.calls ? `${f.transform.medianMs.toFixed(2)}/${f.transform.p95Ms.toFixed(2)}` : "-",
   ];
 }
 
 export function report(results: StrategyResult[], perSession: boolean): string {
-  const head = ["session", "strategy", "billed", "Δbilled", "peak", "breaks", "Δanthropic", "Δopenai", "quote-loss", "ms med/p95"];
+  const head = ["session", "strategy", "billed", "Δbilled", "peak", "breaks", "Δanthropic", "+recovery", "Δopenai", "+recovery", "quote-loss", "re-reads (tokens)", `>+${RECOVERY_LIMIT_PCT}%`, "ms med/p95"];
   const base = results.find((r) => r.strategy === "none")?.figures;
   const rows: string[][] = [head];
   if (perSession)
     results[0].figures.sessions.forEach((s, i) => {
-      for (const r of results) rows.push(rowOf(s.sessionId.slice(0, 28), r.strategy, r.figures.sessions[i], base?.sessions[i]));
+      for (const r of results) {
+        const over = r.strategy === "none" || !r.overLimit ? "" : r.overLimit.sessions.includes(s.sessionId) ? "yes" : "";
+        rows.push(rowOf(s.sessionId.slice(0, 28), r.strategy, r.figures.sessions[i], base?.sessions[i], over));
+      }
     });
-  for (const r of results) rows.push(rowOf(`TOTAL (${r.figures.sessions.length} sessions)`, r.strategy, r.figures.total, base?.total));
+  for (const r of results) {
+    const over = r.strategy === "none" || !r.overLimit ? "" : `${r.overLimit.sessions.length}/${r.figures.sessions.length}`;
+    rows.push(rowOf(`TOTAL (${r.figures.sessions.length} sessions)`, r.strategy, r.figures.total, base?.total, over));
+  }
   const out = [table(rows)];
   for (const r of results) {
     if (!r.figures.total.rules.length) continue;
-    out.push("", `per rule — ${r.strategy}`, table([["rule", "parts", "tokens saved", "quote-loss events"], ...r.figures.total.rules.map((x) => [x.rule, int(x.partsHit), int(x.tokensSaved), String(x.quoteLosses)])]));
+    // a rule's recovery cost: its re-read tokens at the cache-write price, against none's Anthropic cost
+    const recovery = (tokens: number) => (base?.total.anthropicCost ? `+${((100 * ANTHROPIC_CACHE.write * tokens) / base.total.anthropicCost).toFixed(2)}%` : "");
+    const head = ["rule", "parts", "tokens saved", "quote-loss events", "re-reads", "re-read tokens", "recovery Δanthropic"];
+    const rows = r.figures.total.rules.map((x) => [x.rule, int(x.partsHit), int(x.tokensSaved), String(x.quoteLosses), String(x.reReads), int(x.recoveryTokens), x.recoveryTokens ? recovery(x.recoveryTokens) : ""]);
+    out.push("", `per rule — ${r.strategy}`, table([head, ...rows]));
   }
   return out.join("\n");
 }
@@ -142,7 +145,7 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .command("simulate <path>")
     .description("replay recorded sessions (an export, a corpus file or a folder) and report savings, cache cost and quote-loss")
     .option("--preset <name>", "preset to replay (compact | balanced | verbose | file)", "balanced")
-    .option("--compare <list>", "comma-separated strategies: none, native, mask10, compact, balanced, verbose, or preset files")
+    .option("--compare <list>", "comma-separated strategies: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, or preset files")
     .option("--rules <paths...>", "extra rule files or folders")
     .option("--restart", "reload state from disk before every call (a new OpenCode process per prompt)")
     .option("--per-session", "one row per session and strategy")

@@ -211,11 +211,13 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const sentIdx = sentMessageIndex();
     const due: Wanted[] = [];
     let later: Wanted[] = [];
-    for (const w of list) (w.node.msgIndex > sentIdx || w.rule === MANUAL ? due : later).push(w);
-    const freeFrom = cacheBreak(sentIdx);
-    const pendingTokens = later.reduce((s, w) => s + w.tokens, 0);
+    const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
+    for (const w of list) (w.rule === MANUAL || (!plain && w.node.msgIndex > sentIdx) ? due : later).push(w);
+    const freeFrom = plain ? Infinity : cacheBreak(sentIdx);
+    // a plain batch counts the outputs it prunes, as the pruners it reproduces do
+    const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || paysOff(later, pendingTokens, freeFrom))) {
+    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(later, pendingTokens, freeFrom)))) {
       due.push(...later);
       later = [];
     }

@@ -3,6 +3,7 @@
 // changes (compaction, revert, edited history) everything is rebuilt from scratch.
 import { type Graph, type PartNode } from "../graph/graph.js";
 import type { FactContext } from "./facts.js";
+import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { decisionsOf, type SessionState } from "./state.js";
 import { getPath } from "./compile.js";
@@ -129,7 +130,15 @@ export class SessionRuntime {
       supersededRule: (n) => this.marks.get(n.part.id)?.rule.id,
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
       idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
+      promptTokens: () => this.promptTokens(),
     }));
+  }
+
+  /** The `promptTokens` fact: measured once per call, and only when a rule reads it. */
+  private promptSize?: { graph: Graph; tokens: number };
+  private promptTokens(): number {
+    if (this.promptSize?.graph !== this.graph) this.promptSize = { graph: this.graph, tokens: promptTokensOf(this.graph) };
+    return this.promptSize.tokens;
   }
 
   private committedRule(n: PartNode): string | undefined {

@@ -66,6 +66,14 @@ export interface CommitPolicy {
    * decision applies on it for free. 0: never assume the cache expired.
    */
   cacheTtlMinutes: number;
+  /**
+   * A plain batch, for comparison baselines that reproduce pruners which know nothing of the cache:
+   * every decision (on unsent parts too) waits until the pending ones prune outputs of minTokens
+   * tokens together (their size, not what they free) or the prompt passes pressureTokens; nothing is
+   * pulled in where the cache breaks anyway (dropped reasoning, or past cacheTtlMinutes), and
+   * breakEven is not consulted.
+   */
+  plainBatch?: boolean;
 }
 
 export interface Preset {

@@ -1,4 +1,4 @@
-// The measurement library behind `acp simulate` (definitions: shared docs/measurement.md).
+// The measurement library behind `acp simulate` (definitions: docs/simulate.md).
 export { loadSession, loadSessions, parseSession, stripCompactedMarks, type Session } from "./load.js";
 export {
   renderPrompt,
@@ -23,6 +23,8 @@ export {
   measureSessions,
   totalOf,
   relativeTo,
+  sessionsOverLimit,
+  RECOVERY_LIMIT_PCT,
   cacheCost,
   commonPrefixLength,
   timingOf,
@@ -35,6 +37,7 @@ export {
   type SessionFigures,
   type CorpusFigures,
   type RelativeFigures,
+  type OverLimit,
   type RuleFigures,
   type QuoteLoss,
   type TimingFigures,

@@ -77,7 +77,7 @@ export function parseSession(data: unknown, file: string): Session {
 
 /**
  * Removes every `state.time.compacted` mark: those are the recording host's own prune, and replay
- * starts from the raw history (measurement.md, Replay).
+ * starts from the raw history (docs/simulate.md, Replay).
  */
 export function stripCompactedMarks(messages: Message[]): void {
   for (const message of messages) {

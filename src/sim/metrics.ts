@@ -1,9 +1,10 @@
-// The figures of measurement.md, computed over a replay: billed tokens, peak context, reusable prefix,
-// prefix breaks, cache cost, quote events and quote-loss, transform time, and a per-rule breakdown.
-import type { ExplainEntry } from "../graph/types.js";
+// The figures of docs/simulate.md, computed over a replay: billed tokens, peak context, reusable prefix,
+// prefix breaks, cache cost, quote events and quote-loss, recovery (re-reads), transform time, and a
+// per-rule breakdown.
+import type { ExplainEntry, Part } from "../graph/types.js";
 import type { Session } from "./load.js";
 import { PromptText, QuoteTracker } from "./quotes.js";
-import { lastUserIndex, renderMessage, unitTokens, type Unit } from "./render.js";
+import { lastUserIndex, renderMessage, toolResultText, unitTokens, type Unit } from "./render.js";
 import { callTime, replaySession, type ReplayOptions, type ReplayedCall } from "./replay.js";
 
 /** Cache price multipliers on the base input price. */
@@ -12,6 +13,9 @@ export const OPENAI_CACHE = { read: 0.1, write: 1.0 } as const; // GPT-5 family:
 
 /** Rule name given to a quote-loss whose hidden part no explain() entry claims. */
 export const UNEXPLAINED = "(unexplained)";
+
+/** No session's cost including recovery may exceed the no-pruning replay by more than this (issue 13). */
+export const RECOVERY_LIMIT_PCT = 2;
 
 export interface CallFigures {
   messageId: string;
@@ -24,6 +28,10 @@ export interface CallFigures {
   transformMs: number;
   quoteEvents: number;
   quoteLost: number;
+  /** Parts re-read at this call: the distinct parts its lost quotes were blamed on. */
+  reReads: number;
+  /** Tokens of those parts' full outputs, charged as new uncached input on this call. */
+  recoveryTokens: number;
 }
 
 export interface QuoteLoss {
@@ -35,6 +43,11 @@ export interface QuoteLoss {
   partId: string;
   /** The rule whose explain() entry claims that part, or UNEXPLAINED. */
   rule: string;
+  /**
+   * Tokens charged for re-reading the part at this call: its full output on the call's first loss
+   * blamed on that part, 0 on the others (a part is re-read once per call).
+   */
+  reReadTokens: number;
 }
 
 export interface RuleFigures {
@@ -45,6 +58,9 @@ export interface RuleFigures {
   tokensSaved: number;
   /** Quote-loss events attributed to the rule. */
   quoteLosses: number;
+  /** Re-reads (part and call) charged to the rule, and their tokens. */
+  reReads: number;
+  recoveryTokens: number;
 }
 
 export interface TimingFigures {
@@ -71,6 +87,13 @@ export interface Figures {
   quoteLost: number;
   /** quoteLost / quoteEvents (0 when there are no events). */
   quoteLoss: number;
+  /** Recovery: at each call, every part a lost quote was blamed on is re-read once (see CallFigures). */
+  reReads: number;
+  recoveryTokens: number;
+  /** anthropicCost + 1.25 × recoveryTokens: the re-read outputs are new, uncached input. */
+  anthropicCostWithRecovery: number;
+  /** openaiCost + 1.0 × recoveryTokens. */
+  openaiCostWithRecovery: number;
   transform: TimingFigures;
   rules: RuleFigures[];
   quoteLosses: QuoteLoss[];
@@ -100,6 +123,7 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
   let previous: Unit[] = [];
   let previousAt: number | undefined;
   const ttl = (options.cacheTtlMinutes ?? DEFAULT_CACHE_TTL_MINUTES) * 60_000;
+  let recorded: Map<string, Part> | undefined; // part id → the part as recorded, built on the first loss
 
   for (const call of replaySession(session, options)) {
     const tokensPerUnit = call.units.map((unit) => unitTokens(unit.text));
@@ -119,6 +143,8 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
     const prompt = new PromptText(call.units);
     const explained = latestEntryPerPart(call.explain);
     let quoteLost = 0;
+    let recoveryTokens = 0;
+    const reRead = new Set<string>();
     for (const event of events) {
       if (prompt.contains(event.line)) continue;
       quoteLost++;
@@ -126,11 +152,20 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
       const newestFirst = [...event.sourcePartIds].reverse();
       const partId = newestFirst.find((id) => explained.has(id)) ?? newestFirst[0];
       const rule = explained.get(partId)?.rule ?? UNEXPLAINED;
-      quoteLosses.push({ sessionId: session.id, messageId: event.messageId, line: event.line, partId, rule });
+      // Recovery: the agent re-reads the hidden part, once per part and call, at full size.
+      let reReadTokens = 0;
+      if (!reRead.has(partId)) {
+        reRead.add(partId);
+        recorded ??= partsById(session);
+        const part = recorded.get(partId);
+        reReadTokens = part ? unitTokens(toolResultText(part)) : 0;
+        recoveryTokens += reReadTokens;
+      }
+      quoteLosses.push({ sessionId: session.id, messageId: event.messageId, line: event.line, partId, rule, reReadTokens });
     }
 
     if (explained.size > 0) rules.addCall(call, tokensPerUnit, explained);
-    perCall.push({ messageId: call.message.info.id, tokens, reusable, prefixBreak, transformMs: call.transformMs, quoteEvents: events.length, quoteLost });
+    perCall.push({ messageId: call.message.info.id, tokens, reusable, prefixBreak, transformMs: call.transformMs, quoteEvents: events.length, quoteLost, reReads: reRead.size, recoveryTokens });
     previous = call.units;
   }
 
@@ -158,6 +193,9 @@ export interface RelativeFigures {
   peakContextPct: number;
   anthropicCostPct: number;
   openaiCostPct: number;
+  /** The costs including recovery, against the baseline's (no pruning: nothing to recover). */
+  anthropicCostWithRecoveryPct: number;
+  openaiCostWithRecoveryPct: number;
 }
 
 /** Figures relative to the same replay without pruning, in percent. */
@@ -168,7 +206,36 @@ export function relativeTo(figures: Figures, baseline: Figures): RelativeFigures
     peakContextPct: pct(figures.peakContext, baseline.peakContext),
     anthropicCostPct: pct(figures.anthropicCost, baseline.anthropicCost),
     openaiCostPct: pct(figures.openaiCost, baseline.openaiCost),
+    anthropicCostWithRecoveryPct: pct(figures.anthropicCostWithRecovery, baseline.anthropicCostWithRecovery),
+    openaiCostWithRecoveryPct: pct(figures.openaiCostWithRecovery, baseline.openaiCostWithRecovery),
   };
+}
+
+export interface OverLimit {
+  limitPct: number;
+  /** Sessions whose Anthropic or OpenAI cost including recovery is more than limitPct above the baseline's. */
+  sessions: string[];
+  anthropic: number;
+  openai: number;
+}
+
+/**
+ * The sessions a strategy makes more expensive than the baseline (no pruning) by more than limitPct,
+ * recovery included. Both lists must hold the same sessions in the same order.
+ */
+export function sessionsOverLimit(sessions: SessionFigures[], baseline: SessionFigures[], limitPct = RECOVERY_LIMIT_PCT): OverLimit {
+  const out: OverLimit = { limitPct, sessions: [], anthropic: 0, openai: 0 };
+  sessions.forEach((s, i) => {
+    const base = baseline[i];
+    if (!base || base.sessionId !== s.sessionId || base.file !== s.file) throw new Error(`sessionsOverLimit: session ${i} differs from the baseline's`);
+    const rel = relativeTo(s, base);
+    const anthropic = rel.anthropicCostWithRecoveryPct > limitPct;
+    const openai = rel.openaiCostWithRecoveryPct > limitPct;
+    if (anthropic) out.anthropic++;
+    if (openai) out.openai++;
+    if (anthropic || openai) out.sessions.push(s.sessionId);
+  });
+  return out;
 }
 
 /** Cost of one call in base-input-price token units: cached prefix read, the rest written or sent. */
@@ -186,7 +253,7 @@ export function commonPrefixLength(a: Unit[], b: Unit[]): number {
 
 function figuresOf(perCall: CallFigures[], quoteLosses: QuoteLoss[], rules: RuleFigures[], timed: boolean): Figures {
   let billedTokens = 0, peakContext = 0, reusableTokens = 0, prefixBreaks = 0;
-  let anthropicCost = 0, openaiCost = 0, quoteEvents = 0, quoteLost = 0;
+  let anthropicCost = 0, openaiCost = 0, quoteEvents = 0, quoteLost = 0, reReads = 0, recoveryTokens = 0;
   for (const call of perCall) {
     billedTokens += call.tokens;
     peakContext = Math.max(peakContext, call.tokens);
@@ -196,6 +263,8 @@ function figuresOf(perCall: CallFigures[], quoteLosses: QuoteLoss[], rules: Rule
     openaiCost += cacheCost(call.tokens, call.reusable, OPENAI_CACHE);
     quoteEvents += call.quoteEvents;
     quoteLost += call.quoteLost;
+    reReads += call.reReads;
+    recoveryTokens += call.recoveryTokens;
   }
   return {
     calls: perCall.length,
@@ -208,6 +277,10 @@ function figuresOf(perCall: CallFigures[], quoteLosses: QuoteLoss[], rules: Rule
     quoteEvents,
     quoteLost,
     quoteLoss: quoteEvents === 0 ? 0 : quoteLost / quoteEvents,
+    reReads,
+    recoveryTokens,
+    anthropicCostWithRecovery: anthropicCost + ANTHROPIC_CACHE.write * recoveryTokens,
+    openaiCostWithRecovery: openaiCost + OPENAI_CACHE.write * recoveryTokens,
     transform: timingOf(timed ? perCall.map((call) => call.transformMs) : []),
     rules,
     quoteLosses,
@@ -240,6 +313,8 @@ class RuleLedger {
   private readonly partsByRule = new Map<string, Set<string>>();
   private readonly savedByRule = new Map<string, number>();
   private readonly lossesByRule = new Map<string, number>();
+  private readonly reReadsByRule = new Map<string, number>();
+  private readonly recoveryByRule = new Map<string, number>();
 
   /**
    * Tokens saved on this call by each explained part: the part's units rendered from the recorded context,
@@ -263,7 +338,15 @@ class RuleLedger {
   }
 
   addQuoteLosses(losses: QuoteLoss[]): void {
-    for (const loss of losses) this.lossesByRule.set(loss.rule, (this.lossesByRule.get(loss.rule) ?? 0) + 1);
+    const reRead = new Set<string>(); // part and call (the message that quoted)
+    for (const loss of losses) {
+      this.lossesByRule.set(loss.rule, (this.lossesByRule.get(loss.rule) ?? 0) + 1);
+      const key = `${loss.messageId}\u0000${loss.partId}`;
+      if (reRead.has(key)) continue;
+      reRead.add(key);
+      this.reReadsByRule.set(loss.rule, (this.reReadsByRule.get(loss.rule) ?? 0) + 1);
+      this.recoveryByRule.set(loss.rule, (this.recoveryByRule.get(loss.rule) ?? 0) + loss.reReadTokens);
+    }
   }
 
   figures(): RuleFigures[] {
@@ -273,6 +356,8 @@ class RuleLedger {
       partsHit: this.partsByRule.get(rule)?.size ?? 0,
       tokensSaved: this.savedByRule.get(rule) ?? 0,
       quoteLosses: this.lossesByRule.get(rule) ?? 0,
+      reReads: this.reReadsByRule.get(rule) ?? 0,
+      recoveryTokens: this.recoveryByRule.get(rule) ?? 0,
     }));
   }
 }
@@ -289,14 +374,23 @@ function mergeRules(perSession: RuleFigures[][]): RuleFigures[] {
   const merged = new Map<string, RuleFigures>();
   for (const figures of perSession) {
     for (const f of figures) {
-      const m = merged.get(f.rule) ?? { rule: f.rule, partsHit: 0, tokensSaved: 0, quoteLosses: 0 };
+      const m = merged.get(f.rule) ?? { rule: f.rule, partsHit: 0, tokensSaved: 0, quoteLosses: 0, reReads: 0, recoveryTokens: 0 };
       m.partsHit += f.partsHit;
       m.tokensSaved += f.tokensSaved;
       m.quoteLosses += f.quoteLosses;
+      m.reReads += f.reReads;
+      m.recoveryTokens += f.recoveryTokens;
       merged.set(f.rule, m);
     }
   }
   return [...merged.values()].sort((a, b) => a.rule.localeCompare(b.rule));
+}
+
+/** Every part of the recorded session by id (the first of duplicates, as the quote tracker indexes them). */
+function partsById(session: Session): Map<string, Part> {
+  const byId = new Map<string, Part>();
+  for (const message of session.messages) for (const part of message.parts) if (!byId.has(part.id)) byId.set(part.id, part);
+  return byId;
 }
 
 function sum(values: number[]): number {

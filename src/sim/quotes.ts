@@ -1,4 +1,4 @@
-// Quote events (measurement.md): lines an assistant writes that it can only have taken from an earlier
+// Quote events (docs/simulate.md): lines an assistant writes that it can only have taken from an earlier
 // tool output. A quote event whose line the pruned prompt no longer shows is a quote-loss: the agent used
 // a line the pruner had hidden.
 import type { Message, Part } from "../graph/types.js";

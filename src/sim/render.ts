@@ -1,4 +1,4 @@
-// What the provider receives for one call, as an ordered list of units (measurement.md, "What is counted",
+// What the provider receives for one call, as an ordered list of units (docs/simulate.md, "What the provider receives",
 // after OpenCode 1.18 `toModelMessages`). Each unit carries the id of the part it comes from, so that two
 // prompts can be compared unit by unit for the reusable (cached) prefix.
 import type { Message, Part } from "../graph/types.js";
@@ -41,13 +41,21 @@ export function renderPrompt(context: Message[], systemText = ""): Unit[] {
 
 /** Appends the units of one message; `keepReasoning` is true only after the context's last user message. */
 export function renderMessage(message: Message, keepReasoning: boolean, units: Unit[] = []): Unit[] {
-  const role = message.info.role;
-  if (role === "user") {
-    for (const part of message.parts) renderUserPart(part, units);
-  } else if (role === "assistant" && !isSkippedAssistant(message)) {
-    for (const part of message.parts) renderAssistantPart(part, keepReasoning, units);
-  }
+  for (const part of message.parts) renderPart(part, message, keepReasoning, units);
   return units;
+}
+
+/** Appends the units of one part of `message` (none when the provider is not sent that part). */
+export function renderPart(part: Part, message: Message, keepReasoning: boolean, units: Unit[] = []): Unit[] {
+  const role = message.info.role;
+  if (role === "user") renderUserPart(part, units);
+  else if (role === "assistant" && !isSkippedAssistant(message)) renderAssistantPart(part, keepReasoning, units);
+  return units;
+}
+
+/** Tokens of one part as the provider receives it (the sum over its units, as `promptTokens` counts them). */
+export function partTokens(part: Part, message: Message, keepReasoning: boolean): number {
+  return promptTokens(renderPart(part, message, keepReasoning));
 }
 
 /** An assistant message with an error other than an abort never reaches the provider. */

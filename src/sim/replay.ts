@@ -1,5 +1,5 @@
 // Replays a recorded session call by call, as OpenCode would have sent it with a pruner installed
-// (measurement.md, Replay): each assistant message i is one model call whose context is messages[0..i).
+// (docs/simulate.md, Replay): each assistant message i is one model call whose context is messages[0..i).
 import type { ExplainEntry, Message, Pruner } from "../graph/types.js";
 import type { Session } from "./load.js";
 import { renderPrompt, type Unit } from "./render.js";

@@ -1,6 +1,6 @@
 // Every acp command other than lint, through main(argv, io): output, exit codes, and clear
 // one-line errors (no stack traces) for missing files, bad input and bad usage.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -147,9 +147,26 @@ describe("acp simulate", () => {
     const r = await run("simulate", "examples/session.json", "--compare", "none,balanced");
     expect(r.code).toBe(0);
     const lines = r.out.split("\n");
-    expect(lines[0]).toMatch(/^session\s+strategy\s+billed\s+Δbilled\s+peak\s+breaks\s+Δanthropic\s+Δopenai\s+quote-loss\s+ms med\/p95$/);
+    expect(lines[0]).toMatch(/^session\s+strategy\s+billed\s+Δbilled\s+peak\s+breaks\s+Δanthropic\s+\+recovery\s+Δopenai\s+\+recovery\s+quote-loss\s+re-reads \(tokens\)\s+>\+2%\s+ms med\/p95$/);
     expectLine(lines, /^TOTAL \(1 sessions\)\s+none\s+[\d,]+\s+0\.0%/);
     expectLine(lines, /^TOTAL \(1 sessions\)\s+balanced\s+[\d,]+\s+[+-]?\d+\.\d%/);
+  });
+
+  it("accepts the baselines ctxedit and batch10 by name, and reports recovery in the table and the JSON", async () => {
+    const json = join(tmp, "figures.json");
+    const r = await run("simulate", "examples/session.json", "--compare", "none,ctxedit,batch10", "--json", json);
+    expect(r.code).toBe(0);
+    const lines = r.out.split("\n");
+    // ctxedit hides lines this session quotes later: its re-reads make the cost with recovery higher
+    expectLine(lines, /^TOTAL \(1 sessions\)\s+ctxedit\s+[\d,]+\s+-16\.0%\s+[\d,]+\s+30\s+-3\.5%\s+-3\.4%\s+-5\.6%\s+-5\.6%\s+100\.00% \(3\/3\)\s+2 \(182\)\s+0\/1\s/);
+    expectLine(lines, /^TOTAL \(1 sessions\)\s+batch10\s+[\d,]+\s+-46\.2%/);
+    expectLine(lines, /^mask-old-outputs\s+147\s+1,270,535\s+3\s+2\s+182\s+\+0\.02%$/);
+    const results = JSON.parse(readFileSync(json, "utf8"));
+    const ctxedit = results.find((x: { strategy: string }) => x.strategy === "ctxedit");
+    expect(ctxedit.figures.total).toMatchObject({ quoteLost: 3, reReads: 2, recoveryTokens: 182 });
+    expect(ctxedit.figures.total.anthropicCostWithRecovery).toBeCloseTo(ctxedit.figures.total.anthropicCost + 1.25 * 182);
+    expect(ctxedit.overLimit).toEqual({ limitPct: 2, sessions: [], anthropic: 0, openai: 0 });
+    expect(ctxedit.figures.total.quoteLosses.map((q: { reReadTokens: number }) => q.reReadTokens).sort()).toEqual([0, 113, 69].sort());
   });
 
   it("an unknown strategy: exit 2 with a message", async () => {

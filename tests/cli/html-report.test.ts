@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { htmlReport, niceTicks } from "../../src/cli/html-report.js";
 import type { StrategyResult } from "../../src/cli/simulate.js";
-import type { CallFigures, Figures, QuoteLoss, RuleFigures, SessionFigures } from "../../src/sim/metrics.js";
+import { sessionsOverLimit, type CallFigures, type Figures, type QuoteLoss, type RuleFigures, type SessionFigures } from "../../src/sim/metrics.js";
 
 // Synthetic figures, small enough to check every number by hand.
-type Call = [tokens: number, reusable: number, prefixBreak: boolean, quoteEvents: number, quoteLost: number];
+type Call = [tokens: number, reusable: number, prefixBreak: boolean, quoteEvents: number, quoteLost: number, recoveryTokens?: number];
 
 function sessionFigures(sessionId: string, calls: Call[], rules: RuleFigures[] = [], quoteLosses: QuoteLoss[] = [], timed = false): SessionFigures {
-  const perCall: CallFigures[] = calls.map(([tokens, reusable, prefixBreak, quoteEvents, quoteLost], i) => ({
+  const perCall: CallFigures[] = calls.map(([tokens, reusable, prefixBreak, quoteEvents, quoteLost, recoveryTokens = 0], i) => ({
     messageId: `msg_${i + 1}`,
     tokens,
     reusable,
@@ -15,6 +15,8 @@ function sessionFigures(sessionId: string, calls: Call[], rules: RuleFigures[] =
     transformMs: timed ? 1 + i : 0,
     quoteEvents,
     quoteLost,
+    reReads: recoveryTokens ? 1 : 0,
+    recoveryTokens,
   }));
   return { sessionId, file: `${sessionId}.json`, perCall, ...figuresOf([perCall], rules, quoteLosses, timed) };
 }
@@ -24,46 +26,57 @@ function figuresOf(perCall: CallFigures[][], rules: RuleFigures[], quoteLosses: 
   const sum = (f: (c: CallFigures) => number) => calls.reduce((a, c) => a + f(c), 0);
   const quoteEvents = sum((c) => c.quoteEvents);
   const quoteLost = sum((c) => c.quoteLost);
+  const anthropicCost = sum((c) => 0.1 * c.reusable + 1.25 * (c.tokens - c.reusable));
+  const openaiCost = sum((c) => 0.1 * c.reusable + 1.0 * (c.tokens - c.reusable));
+  const recoveryTokens = sum((c) => c.recoveryTokens);
   return {
     calls: calls.length,
     billedTokens: sum((c) => c.tokens),
     peakContext: Math.max(0, ...calls.map((c) => c.tokens)),
     reusableTokens: sum((c) => c.reusable),
     prefixBreaks: sum((c) => (c.prefixBreak ? 1 : 0)),
-    anthropicCost: sum((c) => 0.1 * c.reusable + 1.25 * (c.tokens - c.reusable)),
-    openaiCost: sum((c) => 0.1 * c.reusable + 1.0 * (c.tokens - c.reusable)),
+    anthropicCost,
+    openaiCost,
     quoteEvents,
     quoteLost,
     quoteLoss: quoteEvents ? quoteLost / quoteEvents : 0,
+    reReads: sum((c) => c.reReads),
+    recoveryTokens,
+    anthropicCostWithRecovery: anthropicCost + 1.25 * recoveryTokens,
+    openaiCostWithRecovery: openaiCost + recoveryTokens,
     transform: timed ? { firstMs: 1, medianMs: 2.5, p95Ms: 3, calls: calls.length } : { firstMs: 0, medianMs: 0, p95Ms: 0, calls: 0 },
     rules,
     quoteLosses,
   };
 }
 
-function result(strategy: string, sessions: SessionFigures[]): StrategyResult {
+function result(strategy: string, sessions: SessionFigures[], base?: StrategyResult): StrategyResult {
   const rules = sessions.flatMap((s) => s.rules);
   const losses = sessions.flatMap((s) => s.quoteLosses);
   const total = figuresOf(sessions.map((s) => s.perCall), rules, losses, sessions.some((s) => s.transform.calls > 0));
-  return { strategy, figures: { sessions, total } };
+  return { strategy, figures: { sessions, total }, overLimit: base && sessionsOverLimit(sessions, base.figures.sessions) };
 }
 
 const XSS = "<script>alert(1)</script>";
-const loss = (line: string, rule = "dedupe-x"): QuoteLoss => ({ sessionId: "ses_a", messageId: "msg_3", line, partId: "prt_7", rule });
+const loss = (line: string, rule = "dedupe-x", reReadTokens = 0): QuoteLoss => ({ sessionId: "ses_a", messageId: "msg_3", line, partId: "prt_7", rule, reReadTokens });
 
 // none: tokens 1000, 2000, 3000, each call extending the previous one.
 const none = result("none", [sessionFigures("ses_a", [[1000, 0, false, 0, 0], [2000, 1000, false, 0, 0], [3000, 2000, false, 2, 0]])]);
-// balanced: a prefix break at call 2, one of two quoted lines lost at call 3.
-const balanced = result("balanced", [
-  sessionFigures(
-    "ses_a",
-    [[1000, 0, false, 0, 0], [1500, 500, true, 0, 0], [2000, 1500, false, 2, 1]],
-    [{ rule: "dedupe-x", partsHit: 3, tokensSaved: 1500, quoteLosses: 1 }],
-    [loss(`const html = "${XSS}"; // see https://example.com/x and see the tail of this long line`)],
-    true,
-  ),
-]);
-const compact = result("compact", [sessionFigures("ses_a", [[900, 0, false, 0, 0], [1400, 900, false, 0, 0], [1900, 1400, false, 2, 0]], [], [], true)]);
+// balanced: a prefix break at call 2, one of two quoted lines lost at call 3 (its part re-read: 400 tokens).
+const balanced = result(
+  "balanced",
+  [
+    sessionFigures(
+      "ses_a",
+      [[1000, 0, false, 0, 0], [1500, 500, true, 0, 0], [2000, 1500, false, 2, 1, 400]],
+      [{ rule: "dedupe-x", partsHit: 3, tokensSaved: 1500, quoteLosses: 1, reReads: 1, recoveryTokens: 400 }],
+      [loss(`const html = "${XSS}"; // see https://example.com/x and see the tail of this long line`, "dedupe-x", 400)],
+      true,
+    ),
+  ],
+  none,
+);
+const compact = result("compact", [sessionFigures("ses_a", [[900, 0, false, 0, 0], [1400, 900, false, 0, 0], [1900, 1400, false, 2, 0]], [], [], true)], none);
 const results = [none, balanced, compact];
 const meta = { title: "report <title>", generatedBy: "acp simulate test.json" };
 
@@ -119,7 +132,7 @@ describe("htmlReport on one session", () => {
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).toContain("<title>report &lt;title&gt;</title>");
     const quotes = tableRows(html, "quotes");
-    expect(quotes[1]).toEqual(["ses_a", "3", "msg_3", "prt_7", "dedupe-x", `const html = "${XSS}"; // see https://example.com/x and see the tail of this long line`]);
+    expect(quotes[1]).toEqual(["ses_a", "3", "msg_3", "prt_7", "dedupe-x", "400", `const html = "${XSS}"; // see https://example.com/x and see the tail of this long line`]);
   });
 
   it("escapes session ids, file names and strategy names, in text and attributes", () => {
@@ -151,18 +164,22 @@ describe("htmlReport on one session", () => {
 
   it("puts the right numbers in the totals table", () => {
     const rows = tableRows(html, "totals");
-    expect(rows[0]).toEqual(["strategy", "calls", "billed tokens", "Δbilled", "peak context", "reused", "prefix breaks", "Δanthropic", "Δopenai", "quote-loss", "ms first", "ms med/p95"]);
-    expect(rows[1]).toEqual(["none", "3", "6,000", "0.0%", "3,000", "50.0%", "0", "0.0%", "0.0%", "0.00% (0/2)", "–", "–"]);
-    // anthropic: none 1250 + 1350 + 1450 = 4050, balanced 1250 + 1300 + 775 = 3325 (−17.9%);
-    // openai: none 1000 + 1100 + 1200 = 3300, balanced 1000 + 1050 + 650 = 2700 (−18.2%).
-    expect(rows[2]).toEqual(["balanced", "3", "4,500", "-25.0%", "2,000", "44.4%", "1", "-17.9%", "-18.2%", "50.00% (1/2)", "1.00", "2.50/3.00"]);
+    expect(rows[0]).toEqual([
+      "strategy", "calls", "billed tokens", "Δbilled", "peak context", "reused", "prefix breaks", "Δanthropic", "with recovery", "Δopenai", "with recovery",
+      "quote-loss", "re-reads (tokens)", "sessions > +2%", "ms first", "ms med/p95",
+    ]);
+    expect(rows[1]).toEqual(["none", "3", "6,000", "0.0%", "3,000", "50.0%", "0", "0.0%", "0.0%", "0.0%", "0.0%", "0.00% (0/2)", "0", "–", "–", "–"]);
+    // anthropic: none 1250 + 1350 + 1450 = 4050, balanced 1250 + 1300 + 775 = 3325 (−17.9%), with the
+    // 400-token re-read at 1.25: 3825 (−5.6%); openai: none 3300, balanced 2700 (−18.2%), with it 3100 (−6.1%).
+    expect(rows[2]).toEqual(["balanced", "3", "4,500", "-25.0%", "2,000", "44.4%", "1", "-17.9%", "-5.6%", "-18.2%", "-6.1%", "50.00% (1/2)", "1 (400)", "0/1", "1.00", "2.50/3.00"]);
     expect(rows[3].slice(0, 4)).toEqual(["compact", "3", "4,200", "-30.0%"]);
   });
 
   it("lists the rules per strategy", () => {
     const rows = tableRows(html, "rules");
-    expect(rows[0]).toEqual(["rule", "parts", "tokens saved", "", "of unpruned billed", "quote-loss events"]);
-    expect(rows[1]).toEqual(["dedupe-x", "3", "1,500", "", "25.0%", "1"]);
+    expect(rows[0]).toEqual(["rule", "parts", "tokens saved", "", "of unpruned billed", "quote-loss events", "re-reads", "re-read tokens", "recovery Δanthropic"]);
+    // recovery: 1.25 × 400 = 500 of none's 4050 (+12.35%)
+    expect(rows[1]).toEqual(["dedupe-x", "3", "1,500", "", "25.0%", "1", "1", "400", "+12.35%"]);
     expect(html).toMatch(/compact<\/span><\/h3>\n<p class="muted">No rule acted\.<\/p>/);
   });
 
@@ -170,6 +187,17 @@ describe("htmlReport on one session", () => {
     expect(html).not.toContain("lines coincide");
     const twin = { ...compact, strategy: "verbose" };
     expect(htmlReport([none, compact, twin], meta)).toContain("their lines coincide: <code>compact</code>, <code>verbose</code>.");
+  });
+
+  it("counts the sessions whose cost with recovery exceeds none's by more than 2%", () => {
+    // a strategy that saves nothing and re-reads 100 tokens: 4050 + 125 is 3.1% above none
+    const dear = result("dear", [sessionFigures("ses_a", [[1000, 0, false, 0, 0], [2000, 1000, false, 0, 0], [3000, 2000, false, 2, 1, 100]])], none);
+    const row = tableRows(htmlReport([none, dear], meta), "totals")[2];
+    expect(row.slice(7, 14)).toEqual(["0.0%", "+3.1%", "0.0%", "+3.0%", "50.00% (1/2)", "1 (100)", "1/1"]);
+  });
+
+  it("lists the re-read tokens with each lost line", () => {
+    expect(tableRows(html, "quotes")[1].slice(5, 6)).toEqual(["400"]);
   });
 
   it("caps the quote-loss list", () => {
@@ -217,7 +245,7 @@ describe("htmlReport on a corpus", () => {
     const rows = tableRows(html, "per-session");
     expect(rows).toHaveLength(2 + 4);
     // ses_1: none 100·2·(1+…+8) = 7,200 billed; mask10 at half: −50.0%; balanced −20.0%.
-    expect(rows[3]).toEqual(["ses_1", "8", "7,200", "0", "-50.0%", "-50.0%", "0", "0/0", "-20.0%", "-20.0%", "0", "0/0"]);
+    expect(rows[3]).toEqual(["ses_1", "8", "7,200", "0", "-50.0%", "-50.0%", "-50.0%", "0", "0/0", "-20.0%", "-20.0%", "-20.0%", "0", "0/0"]);
     expect(rows.at(-1)![0]).toBe("ses_3");
     expect(tableRows(html, "totals")[1].slice(0, 3)).toEqual(["none", "17", "12,700"]);
   });

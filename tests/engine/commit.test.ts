@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
+import { strategyPreset } from "../../src/cli/simulate.js";
 
 /** Runs the pruner over messages[0..i) for every assistant message i, as the host does. */
 function calls(p: ReturnType<typeof createPruner>, h: Message[]): Message[][] {
@@ -73,5 +74,43 @@ describe("context pressure", () => {
   it("commits pending prunes once the rendered prompt passes the threshold", () => {
     const out = run(12_000);
     expect(superseded(out[3], "prt_g1")).toBe(true);
+  });
+});
+
+describe("plain batch (comparison baselines: commit.plainBatch)", () => {
+  const CLEARED = "[Old tool result content cleared]";
+  const cleared = (ms: Message[], id: string) => toolPart(ms, id)?.state?.output === CLEARED;
+  // batch10's bundle (plainBatch: true) with a window of one call, so that a few small outputs make
+  // a batch; `plainBatch: false` is the cache-aware policy for comparison
+  const make = (commit: Record<string, unknown>) =>
+    createPruner({
+      preset: strategyPreset("batch10"),
+      config: { tool: false, commit, rules: { "mask-old-outputs": { with: { keepCalls: 1, text: CLEARED, allowGrowth: true } } } },
+    });
+  const out = (id: string, chars: number) => ({ tool: "bash", input: { command: id }, output: "x".repeat(chars), id });
+
+  it("parts the provider has not seen yet wait for the batch too", () => {
+    // three outputs of 1,000 tokens in one step: the older two are out of the window at once
+    const h = [user("go"), assistant([out("prt_a", 4000), out("prt_b", 4000), out("prt_c", 4000)]), assistant([], "ok"), assistant([out("prt_d", 4000)]), assistant([], "done")];
+    const plain = calls(make({ minTokens: 2500, plainBatch: true }), h);
+    expect(cleared(plain[2], "prt_a")).toBe(false); // 2,000 pending < 2,500
+    expect(cleared(plain[3], "prt_a") && cleared(plain[3], "prt_b") && cleared(plain[3], "prt_c")).toBe(true); // 3,000: all at once
+    const cacheAware = calls(make({ minTokens: 2500, plainBatch: false }), h);
+    expect(cleared(cacheAware[2], "prt_a")).toBe(true); // unsent: applied at once
+  });
+
+  it("nothing is pulled in where the previous turn's reasoning is dropped", () => {
+    const h = [user("go"), withReasoning(assistant([out("prt_a", 4000)]), "thinking"), withReasoning(assistant([out("prt_b", 4000)]), "more"), user("next"), assistant([], "ok")];
+    const plain = calls(make({ minTokens: 1_000_000, plainBatch: true }), h);
+    expect(cleared(plain[3], "prt_a")).toBe(false);
+    const cacheAware = calls(make({ minTokens: 1_000_000, plainBatch: false }), h);
+    expect(cleared(cacheAware[3], "prt_a")).toBe(true); // behind the dropped reasoning: free
+  });
+
+  it("counts the size of the outputs it prunes, not what they free", () => {
+    // one pending output of 100 tokens; its breadcrumb is 9, so it frees 91
+    const h = [user("go"), assistant([out("prt_a", 400)]), assistant([out("prt_b", 400)]), assistant([], "ok")];
+    expect(cleared(calls(make({ minTokens: 100, plainBatch: true }), h)[2], "prt_a")).toBe(true);
+    expect(cleared(calls(make({ minTokens: 100, plainBatch: false }), h)[2], "prt_a")).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-// Invariants of the pruner on the real corpus, replayed as OpenCode calls it (measurement.md,
+// Invariants of the pruner on the real corpus, replayed as OpenCode calls it (docs/simulate.md,
 // "Replay"): for each assistant message i, a fresh deep copy of messages[0..i) goes through
 // transform (deepCopy: what structuredClone gives on JSON data, 7× faster); one pruner per session
 // keeps its state between calls. Violations are collected per property (deduplicated by session

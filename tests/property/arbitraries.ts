@@ -597,7 +597,7 @@ const INPUT_PATHS: [string, fc.Arbitrary<unknown>][] = [
   ["$.content", fc.constantFrom("x", "")],
 ];
 const PARAM_NAMES = ["turns", "minChars", "keepTokens", "keepCalls"];
-const NUMBER_RANGE: Record<string, number> = { outputChars: 12000, outputLines: 300, inputChars: 4000, textChars: 2000, ageTurns: 6, ageCalls: 20, toolTokensNewer: 30000 };
+const NUMBER_RANGE: Record<string, number> = { outputChars: 12000, outputLines: 300, inputChars: 4000, textChars: 2000, ageTurns: 6, ageCalls: 20, toolTokensNewer: 30000, promptTokens: 30000 };
 const NUMBER_OPS = ["lessThan", "lessThanInclusive", "greaterThan", "greaterThanInclusive", "equal", "notEqual"];
 const OPERATOR_NAMES = OPERATORS.map((o) => o.name);
 

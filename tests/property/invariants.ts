@@ -8,6 +8,7 @@ import type { AcpPruner } from "../../src/engine/pruner.js";
 import { compileCondition } from "../../src/engine/compile.js";
 import { isIntroPart } from "../../src/engine/intro.js";
 import type { FactContext } from "../../src/engine/facts.js";
+import { promptTokensOf } from "../../src/engine/prompt-size.js";
 import { stateFile, stateFiles, type SessionState } from "../../src/engine/state.js";
 import { buildGraph } from "../../src/graph/graph.js";
 import type { Message, Part } from "../../src/graph/types.js";
@@ -131,9 +132,11 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     const out = new Set<Part>();
     if (rules.length === 0) return out;
     const g = buildGraph(messages);
+    let size: number | undefined;
+    const promptTokens = () => (size ??= promptTokensOf(g));
     for (const n of g.nodes)
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => n.ageTurns };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => n.ageTurns, promptTokens };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;

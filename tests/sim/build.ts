@@ -9,6 +9,8 @@ export const SESSION_ID = "ses_sim";
 /** The development corpus (54 sessions); the corpus tests are skipped where it is absent. */
 // ../shared sits beside the repository (as on CI); ACP_CORPUS overrides.
 export const CORPUS = process.env.ACP_CORPUS ?? fileURLToPath(new URL("../../../shared/corpus/sessions", import.meta.url));
+/** The 17 multi-turn sessions the presets were not tuned on; ACP_CORPUS_MULTITURN overrides. */
+export const MULTITURN = process.env.ACP_CORPUS_MULTITURN ?? fileURLToPath(new URL("../../../shared/corpus/sessions-multiturn", import.meta.url));
 
 export function msg(id: string, role: "user" | "assistant", parts: Omit<Part, "messageID" | "sessionID">[], info: Partial<MessageInfo> = {}): Message {
   return {

@@ -1,5 +1,5 @@
 // Acceptance over the real development corpus: observation masking (newest 10 tool outputs) against
-// measurement.md's baseline table. Published: billed −42.0%, Anthropic +52.3%, OpenAI +37.0%,
+// the published baseline table (docs/simulate.md, Baselines). Published: billed −42.0%, Anthropic +52.3%, OpenAI +37.0%,
 // 1,014 prefix breaks, quote-loss 28.25%.
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";

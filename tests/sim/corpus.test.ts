@@ -1,5 +1,5 @@
 // Acceptance over the real development corpus (../shared/corpus/sessions, 54 sessions, 1,502 calls):
-// the no-pruning replay and OpenCode's native prune against measurement.md's baseline table.
+// the no-pruning replay and OpenCode's native prune against the published baseline table (docs/simulate.md, Baselines).
 // mask10 runs in corpus-mask10.test.ts so that the two files replay in parallel.
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ describe.skipIf(!existsSync(CORPUS))("corpus replay: none and native", () => {
   });
 
   it("none: billed input tokens", () => {
-    // measurement.md publishes 41,061,750; this replay counts 74,231 (0.18%) fewer. Every definition
+    // The published table has 41,061,750; this replay counts 74,231 (0.18%) fewer. Every definition
     // checked against the corpus (breaks, quote events, mask10's breaks and ratios) agrees exactly;
     // the gap is not explained (see the report on src/sim). Pinned so that any change is noticed.
     expect(none.billedTokens).toBe(40_987_519);

@@ -9,6 +9,7 @@ import {
   measureSessions,
   percentile,
   relativeTo,
+  sessionsOverLimit,
   timingOf,
   totalOf,
 } from "../../src/sim/metrics.js";
@@ -69,9 +70,16 @@ describe("prefix, breaks and cache cost (no pruning)", () => {
   });
 
   it("reports figures relative to the no-pruning replay, in percent", () => {
-    const base = { ...figures, billedTokens: 200, peakContext: 50, anthropicCost: 100, openaiCost: 80 };
-    const pruned = { ...figures, billedTokens: 150, peakContext: 50, anthropicCost: 130, openaiCost: 60 };
-    expect(relativeTo(pruned, base)).toEqual({ billedTokensPct: -25, peakContextPct: 0, anthropicCostPct: 30, openaiCostPct: -25 });
+    const base = { ...figures, billedTokens: 200, peakContext: 50, anthropicCost: 100, openaiCost: 80, anthropicCostWithRecovery: 100, openaiCostWithRecovery: 80 };
+    const pruned = { ...figures, billedTokens: 150, peakContext: 50, anthropicCost: 130, openaiCost: 60, anthropicCostWithRecovery: 150, openaiCostWithRecovery: 64 };
+    expect(relativeTo(pruned, base)).toEqual({
+      billedTokensPct: -25,
+      peakContextPct: 0,
+      anthropicCostPct: 30,
+      openaiCostPct: -25,
+      anthropicCostWithRecoveryPct: 50,
+      openaiCostWithRecoveryPct: -20,
+    });
   });
 });
 
@@ -116,8 +124,8 @@ describe("quote-loss and the per-rule breakdown", () => {
   it("attributes each lost line to the rule that pruned the part holding it", () => {
     const { quoteLosses } = measureSession(recorded, { pruner });
     expect(quoteLosses).toEqual([
-      { sessionId: "ses_sim", messageId: "a2", line: LINE, partId: "t1", rule: "clear-old" },
-      { sessionId: "ses_sim", messageId: "a2", line: OTHER, partId: "t2", rule: UNEXPLAINED },
+      { sessionId: "ses_sim", messageId: "a2", line: LINE, partId: "t1", rule: "clear-old", reReadTokens: unitTokens(output) },
+      { sessionId: "ses_sim", messageId: "a2", line: OTHER, partId: "t2", rule: UNEXPLAINED, reReadTokens: unitTokens(OTHER) },
     ]);
   });
 
@@ -143,8 +151,8 @@ describe("quote-loss and the per-rule breakdown", () => {
     // t1 is in the context of calls a2 and a3; its call unit is unchanged, its output becomes the placeholder.
     const savedPerCall = unitTokens(output) - unitTokens(CLEARED_TEXT);
     expect(rules).toEqual([
-      { rule: UNEXPLAINED, partsHit: 0, tokensSaved: 0, quoteLosses: 1 },
-      { rule: "clear-old", partsHit: 1, tokensSaved: 2 * savedPerCall, quoteLosses: 1 },
+      { rule: UNEXPLAINED, partsHit: 0, tokensSaved: 0, quoteLosses: 1, reReads: 1, recoveryTokens: unitTokens(OTHER) },
+      { rule: "clear-old", partsHit: 1, tokensSaved: 2 * savedPerCall, quoteLosses: 1, reReads: 1, recoveryTokens: unitTokens(output) },
     ]);
   });
 
@@ -156,6 +164,59 @@ describe("quote-loss and the per-rule breakdown", () => {
     expect(total.rules.find((r) => r.rule === "clear-old")?.partsHit).toBe(1);
     expect(total.quoteLosses).toHaveLength(2);
     expect(totalOf(sessions)).toEqual(total);
+  });
+});
+
+describe("recovery: each lost quote's part is re-read", () => {
+  const A1 = "const first = parseTheFirstLineOfTheFile(input, options);";
+  const A2 = "const second = parseTheSecondLineOfTheFile(input, options);";
+  const A3 = "const third = parseTheThirdLineOfTheFile(input, options);";
+  const B1 = "export function helperThatLivesInAnotherFile(): number {";
+  const outA = `1: ${A1}\n2: ${A2}\n3: ${A3}`;
+  const recorded = session([
+    msg("u1", "user", [text("p1", "go")]),
+    msg("a1", "assistant", [tool("ta", "read", { filePath: "/a" }, outA), tool("tb", "read", { filePath: "/b" }, B1)]),
+    // call a2 quotes two lines of ta and one of tb; a3 quotes nothing; a4 quotes ta's third line
+    msg("a2", "assistant", [text("x2", `${A1}\n${A2}`), tool("e1", "edit", { filePath: "/b", oldString: B1 }, "ok")]),
+    msg("a3", "assistant", [text("x3", "checking")]),
+    msg("a4", "assistant", [text("x4", A3)]),
+  ]);
+  const hide = (ids: string[], rule = "hide"): (() => Pruner) => () => ({
+    transform(messages) {
+      for (const part of messages.flatMap((m) => m.parts)) if (ids.includes(part.id)) part.state!.time = { ...part.state!.time, compacted: 1 };
+    },
+    systemPrompt: () => "",
+    explain: () => ids.map((partId) => ({ partId, messageId: "a1", rule, action: "clear", tokensSaved: 0 })),
+  });
+
+  it("charges each hidden part's full output once per call, however many of its lines were lost there", () => {
+    const f = measureSession(recorded, { pruner: hide(["ta", "tb"]) });
+    expect(f.perCall.map((c) => [c.quoteLost, c.reReads, c.recoveryTokens])).toEqual([
+      [0, 0, 0],
+      [3, 2, unitTokens(outA) + unitTokens(B1)], // a2: ta (two lines) and tb, one re-read each
+      [0, 0, 0],
+      [1, 1, unitTokens(outA)], // a4: ta again, re-read again on this call
+    ]);
+    expect(f).toMatchObject({ reReads: 3, recoveryTokens: 2 * unitTokens(outA) + unitTokens(B1) });
+    expect(f.rules).toEqual([{ rule: "hide", partsHit: 2, tokensSaved: expect.any(Number), quoteLosses: 4, reReads: 3, recoveryTokens: 2 * unitTokens(outA) + unitTokens(B1) }]);
+  });
+
+  it("adds the re-read tokens to the costs as new, uncached input", () => {
+    const f = measureSession(recorded, { pruner: hide(["ta"]) });
+    expect(f.recoveryTokens).toBe(2 * unitTokens(outA));
+    expect(f.anthropicCostWithRecovery).toBeCloseTo(f.anthropicCost + 1.25 * f.recoveryTokens);
+    expect(f.openaiCostWithRecovery).toBeCloseTo(f.openaiCost + 1.0 * f.recoveryTokens);
+    const none = measureSession(recorded);
+    expect(none).toMatchObject({ reReads: 0, recoveryTokens: 0, anthropicCostWithRecovery: none.anthropicCost, openaiCostWithRecovery: none.openaiCost });
+  });
+
+  it("counts the sessions whose cost with recovery is more than 2% above no pruning", () => {
+    const none = measureSessions([recorded, recorded]).sessions;
+    // the first replay hides nothing (0%); the second hides ta, whose re-reads cost more than it saves
+    const pruned = [measureSession(recorded), measureSession(recorded, { pruner: hide(["ta"]) })];
+    expect(relativeTo(pruned[1], none[1]).anthropicCostWithRecoveryPct).toBeGreaterThan(2);
+    expect(sessionsOverLimit(pruned, none)).toEqual({ limitPct: 2, sessions: ["ses_sim"], anthropic: 1, openai: 1 });
+    expect(sessionsOverLimit(pruned, none, 1000)).toMatchObject({ sessions: [], anthropic: 0, openai: 0 });
   });
 });
 

@@ -1,7 +1,9 @@
-// Test oracles only: the reference strategies of measurement.md's baseline table, written independently of
-// the engine, so that the metric code can be checked against the published figures.
+// Test oracles only: the reference strategies of the published baseline table (docs/simulate.md,
+// Baselines), written independently of the engine, so that the metric code can be checked against the
+// published figures.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ExplainEntry, Message, Part, Pruner } from "../../src/graph/types.js";
+import { promptTokens, renderPrompt } from "../../src/sim/render.js";
 
 function completedToolParts(messages: Message[]): Part[] {
   return messages.flatMap((m) => m.parts.filter((p) => p.type === "tool" && p.state?.status === "completed"));
@@ -41,6 +43,52 @@ export function mask(keep = 10): Pruner {
     },
     systemPrompt: () => "",
     explain: () => explained,
+  };
+}
+
+/**
+ * Anthropic's context editing with its defaults (clear_tool_uses: trigger 100K input tokens, keep 3
+ * tool uses). The API applies it to each request on its own: whenever the prompt as sent (measured
+ * as the replay measures it, before any clearing) is above the trigger, every tool result but the
+ * newest `keep` is cleared; below it nothing is. Errored parts count towards the kept ones, as in
+ * `mask`.
+ */
+export function contextEditing(trigger = 100_000, keep = 3): Pruner {
+  let explained: ExplainEntry[] = [];
+  return {
+    transform(messages) {
+      explained = [];
+      if (promptTokens(renderPrompt(messages)) <= trigger) return;
+      const parts = messages.flatMap((m) => m.parts.filter((p) => p.type === "tool"));
+      const cleared = parts.slice(0, Math.max(0, parts.length - keep)).filter((p) => p.state?.status === "completed");
+      cleared.forEach(clearOutput);
+      const messageOf = new Map(messages.flatMap((m) => m.parts.map((p) => [p.id, m.info.id] as const)));
+      explained = entries(cleared, messageOf, "ctxedit");
+    },
+    systemPrompt: () => "",
+    explain: () => explained,
+  };
+}
+
+/**
+ * Batched masking: outputs older than the newest `keep` tool parts are cleared, but only once those
+ * not cleared yet add up to `minTokens` tokens (ceil(chars / 4) of each output); then all of them at
+ * once. Sticky: a cleared part stays cleared.
+ */
+export function batchMask(keep = 10, minTokens = 20_000): Pruner {
+  const cleared = new Set<string>();
+  let messageOf = new Map<string, string>();
+  return {
+    transform(messages) {
+      const parts = messages.flatMap((m) => m.parts.filter((p) => p.type === "tool"));
+      const old = parts.slice(0, Math.max(0, parts.length - keep)).filter((p) => p.state?.status === "completed" && !cleared.has(p.id));
+      const tokens = old.reduce((sum, p) => sum + Math.ceil(String(p.state?.output ?? "").length / 4), 0);
+      if (tokens >= minTokens) for (const p of old) cleared.add(p.id);
+      for (const p of parts) if (cleared.has(p.id)) clearOutput(p);
+      messageOf = new Map(messages.flatMap((m) => m.parts.map((p) => [p.id, m.info.id] as const)));
+    },
+    systemPrompt: () => "",
+    explain: () => [...cleared].map((partId) => ({ partId, messageId: messageOf.get(partId) ?? "", rule: "batch10", action: "clear", tokensSaved: 0 })),
   };
 }
 
