@@ -5,7 +5,7 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { configFiles, layerRuleFiles, parseConfigDoc } from "../rules/config.js";
-import { BUILTIN_RULES_DIR, loadRuleDoc, ruleFilesIn } from "../rules/load.js";
+import { BUILTIN_RULES_DIR, loadRuleDoc, ruleFileReader, ruleFilesIn } from "../rules/load.js";
 import { packagePath } from "../rules/paths.js";
 import { applySettings, loadPreset, presetCompleteness, presetSource, PRESET_NAMES } from "../rules/presets.js";
 import type { Problem } from "../rules/problems.js";
@@ -109,8 +109,9 @@ export function lint(paths: string[]): Problem[] {
   const specs = new Map<string, RuleSpec>();
   const builtin = ruleFilesIn([BUILTIN_RULES_DIR]);
   const builtinIds = new Set<string>();
+  const read = ruleFileReader();
   for (const f of [...new Set([...builtin, ...ruleFiles])]) {
-    const doc = readSource(f, parseYamlSource);
+    const doc = read(f);
     const r = loadRuleDoc(doc, seen);
     if (builtin.includes(f)) for (const id of seen.keys()) builtinIds.add(id);
     if (ruleFiles.includes(f)) problems.push(...r.problems, ...r.checked.flatMap((rule) => adviseRule(doc, rule)));

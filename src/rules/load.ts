@@ -13,7 +13,8 @@ import { regexError } from "../engine/safe-regex.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
 import { schemaProblems } from "./schemas.js";
-import { parseYamlSource, readSource, type SourceDoc } from "./source.js";
+import { MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "./read.js";
+import { failedSource, parseYamlSource, readSource, type SourceDoc } from "./source.js";
 import { PHASES, type RuleSpec } from "./types.js";
 
 export interface LoadedRules {
@@ -22,6 +23,9 @@ export interface LoadedRules {
 }
 
 export const BUILTIN_RULES_DIR = packagePath("rules");
+
+/** Rule files read from one folder; a repository may hold anything, and start-up must stay quick. */
+export const MAX_FOLDER_FILES = 200;
 
 /** Rule tests (`acp rules test`) may sit beside rules; they are sessions, not rule files. */
 export const isRuleTest = (file: string) => /\.session(\.fixed)?\.ya?ml$/.test(file);
@@ -46,7 +50,10 @@ export function ruleFilesIn(paths: string[], problems?: Problem[]): string[] {
       continue;
     }
     try {
-      out.push(...readdirSync(p).filter((f) => [".yaml", ".yml"].includes(extname(f)) && !isRuleTest(f)).sort().map((f) => join(p, f)));
+      const files = readdirSync(p).filter((f) => [".yaml", ".yml"].includes(extname(f)) && !isRuleTest(f)).sort();
+      if (files.length > MAX_FOLDER_FILES)
+        problems?.push({ file: p, line: 1, col: 1, severity: "error", message: `holds ${files.length} rule files; only the first ${MAX_FOLDER_FILES} are read`, ruleId: "unreadable" });
+      out.push(...files.slice(0, MAX_FOLDER_FILES).map((f) => join(p, f)));
     } catch (e) {
       problems?.push({ file: p, line: 1, col: 1, severity: "error", message: `cannot list folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ruleId: "unreadable" });
     }
@@ -292,11 +299,33 @@ export interface LoadedRuleFiles extends LoadedRules {
   defined: Map<string, string>;
 }
 
+/**
+ * Reads rule files one after the other, at most MAX_TOTAL_BYTES in all: a file past the budget is
+ * a problem, not read. The plugin and lint read through the same budget.
+ */
+export function ruleFileReader(): (file: string) => SourceDoc {
+  let total = 0;
+  return (file) => {
+    let size = 0;
+    try {
+      const st = statSync(file);
+      if (st.isFile() && st.size <= MAX_FILE_BYTES) size = st.size; // others are not read: readSource says why
+    } catch {
+      // readSource says why
+    }
+    if (total + size > MAX_TOTAL_BYTES)
+      return failedSource(file, [{ file, line: 1, col: 1, severity: "error", message: `not read: rule files may total at most ${MAX_TOTAL_BYTES / 1024 / 1024} MiB, and those before it take ${Math.round(total / 1024)} KiB`, ruleId: "unreadable" }]);
+    total += size;
+    return readSource(file, parseYamlSource);
+  };
+}
+
 export function loadRuleFiles(paths: string[]): LoadedRuleFiles {
   const seen = new Map<string, string>();
   const out: LoadedRuleFiles = { rules: [], problems: [], defined: seen };
+  const read = ruleFileReader();
   for (const file of ruleFilesIn(paths, out.problems)) {
-    const r = loadRuleDoc(readSource(file, parseYamlSource), seen);
+    const r = loadRuleDoc(read(file), seen);
     out.rules.push(...r.rules);
     out.problems.push(...r.problems);
   }

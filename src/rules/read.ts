@@ -4,6 +4,8 @@ import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Sta
 
 /** Rule files and configs are a few KB; anything far larger is a mistake or an attack. */
 export const MAX_FILE_BYTES = 256 * 1024;
+/** All rule files of one start-up together (the built-in ones are about 24 KB): bounds its time. */
+export const MAX_TOTAL_BYTES = 2 * 1024 * 1024;
 
 /** What a path is, for messages: "a folder", "a FIFO", … (undefined for a regular file). */
 export function notAFile(st: Stats): string | undefined {

@@ -1,8 +1,9 @@
 // Parsed YAML/JSONC documents that can point back at file:line:col for any JSON pointer. Parsing is
-// bounded: nesting deeper than MAX_DEPTH is refused before the (recursive) composers see it, YAML
-// aliases may not expand without limit, and a file reports at most MAX_SYNTAX_PROBLEMS errors.
-import { createScanner, parseTree, findNodeAtLocation, SyntaxKind, type Node as JsonNode, type ParseError, printParseErrorCode } from "jsonc-parser";
-import { Composer, isMap, isSeq, LineCounter, Parser, visit, YAMLParseError, type Document, type CST, type Node as YamlNode } from "yaml";
+// bounded: nesting deeper than MAX_DEPTH, or a collection larger than MAX_ENTRIES, is refused before
+// the (recursive, partly quadratic) composers see it, YAML aliases may not expand without limit, and
+// a file reports at most MAX_SYNTAX_PROBLEMS syntax errors.
+import { createScanner, parseTree, SyntaxKind, type Node as JsonNode, type ParseError, printParseErrorCode } from "jsonc-parser";
+import { Composer, isMap, isSeq, LineCounter, Parser, visit, YAMLParseError, type CST, type Document, type Node as YamlNode, type Pair, type YAMLMap } from "yaml";
 import type { Problem } from "./problems.js";
 import { readTextFile } from "./read.js";
 
@@ -16,6 +17,8 @@ export interface SourceDoc {
 
 /** Rules nest a few levels (rules → id → when → all → any → …); 64 leaves ample room. */
 export const MAX_DEPTH = 64;
+/** Entries of one map or list: yaml checks unique keys pairwise, so 20,000 keys take a minute. */
+export const MAX_ENTRIES = 1000;
 /** Alias expansions a YAML file may make (yaml's guard against exponential "billion laughs"). */
 const MAX_ALIAS_COUNT = 100;
 /** Syntax errors reported per file; the rest are summed up in one more line. */
@@ -70,17 +73,22 @@ function lineIndex(text: string): (offset: number) => { line: number; col: numbe
   };
 }
 
-/** Offset of the first YAML collection nested deeper than MAX_DEPTH in the CST (walked without recursion). */
-function cstTooDeep(tokens: CST.Token[]): number | undefined {
+/** The first YAML collection nested deeper than MAX_DEPTH or with more than MAX_ENTRIES entries, in the CST (walked without recursion). */
+function cstTooBig(tokens: CST.Token[]): { offset: number; message: string } | undefined {
   const stack: [CST.Token, number][] = tokens.map((t) => [t, 0]);
   while (stack.length) {
     const [token, depth] = stack.pop()!;
     // Collections hold items ({key?, value?}); documents hold a value; scalars and aliases are leaves.
     const t = token as unknown as { type: string; offset: number; value?: unknown; items?: { key?: unknown; value?: unknown }[] };
     const d = ["block-map", "block-seq", "flow-collection"].includes(t.type) ? depth + 1 : depth;
-    if (d > MAX_DEPTH) return t.offset;
-    const children = [t.value, ...(t.items ?? []).flatMap((it) => [it.key, it.value])];
-    for (const c of children) if (c && typeof c === "object") stack.push([c as CST.Token, d]);
+    if (d > MAX_DEPTH) return { offset: t.offset, message: `nested more than ${MAX_DEPTH} levels deep; the file is not read` };
+    const items = t.items ?? [];
+    if (items.length > MAX_ENTRIES) {
+      const it = items[MAX_ENTRIES] as { start?: { offset: number }[]; key?: { offset?: number }; value?: { offset?: number } };
+      const offset = it.key?.offset ?? it.value?.offset ?? it.start?.[0]?.offset ?? t.offset;
+      return { offset, message: `more than ${MAX_ENTRIES} entries in one map or list; the file is not read` };
+    }
+    for (const c of [t.value, ...items.flatMap((it) => [it.key, it.value])]) if (c && typeof c === "object") stack.push([c as CST.Token, d]);
   }
   return undefined;
 }
@@ -100,7 +108,7 @@ function dataTooDeep(data: unknown): string | undefined {
     if (!done) {
       stack.push([v, true]);
       for (const [, c] of kids(v)) if (!height.has(c)) stack.push([c, false]);
-    } else height.set(v, 1 + Math.max(0, ...kids(v).map(([, c]) => height.get(c) ?? MAX_DEPTH + 1)));
+    } else height.set(v, 1 + kids(v).reduce((h, [, c]) => Math.max(h, height.get(c) ?? MAX_DEPTH + 1), 0));
   }
   if (data === null || typeof data !== "object" || (height.get(data) ?? 0) <= MAX_DEPTH) return undefined;
   let pointer = "";
@@ -112,10 +120,10 @@ function dataTooDeep(data: unknown): string | undefined {
   return pointer;
 }
 
-function yamlDocument(text: string, lc: LineCounter): { doc?: Document.Parsed; deepAt?: number } {
+function yamlDocument(text: string, lc: LineCounter): { doc?: Document.Parsed; tooBig?: { offset: number; message: string } } {
   const tokens = [...new Parser(lc.addNewLine).parse(text)];
-  const deepAt = cstTooDeep(tokens);
-  if (deepAt !== undefined) return { deepAt };
+  const tooBig = cstTooBig(tokens);
+  if (tooBig) return { tooBig };
   // Core schema only: no custom tags, nothing executable can come from a rule file.
   const composer = new Composer({ schema: "core", customTags: [], prettyErrors: false, uniqueKeys: true });
   let doc: Document.Parsed | undefined;
@@ -136,8 +144,8 @@ export function parseYamlSource(file: string, text: string): SourceDoc {
     return { line: p.line, col: p.col };
   };
   const problem = (offset: number, message: string, severity: Problem["severity"] = "error"): Problem => ({ file, ...at(offset), severity, message, ruleId: "yaml-syntax" });
-  const { doc, deepAt } = yamlDocument(text, lc);
-  if (!doc) return failedSource(file, [problem(deepAt ?? 0, `nested more than ${MAX_DEPTH} levels deep; the file is not read`)]);
+  const { doc, tooBig } = yamlDocument(text, lc);
+  if (!doc) return failedSource(file, [problem(tooBig?.offset ?? 0, tooBig?.message ?? "could not be parsed")]);
   const problems: Problem[] = capped([...doc.errors, ...doc.warnings], (e) => problem(e.pos[0], e.message.split("\n")[0], e instanceof YAMLParseError ? "error" : "warning"));
   let data: unknown;
   if (!doc.errors.length)
@@ -149,12 +157,26 @@ export function parseYamlSource(file: string, text: string): SourceDoc {
       visit(doc, { Alias: (_k, node) => ((first = node.range?.[0]), visit.BREAK) });
       problems.push(problem(first ?? 0, `${(e as Error).message} (aliases may expand at most ${MAX_ALIAS_COUNT} nodes); the file is not read`));
     }
+  // Each map's keys are indexed on first use: a file can have thousands of keys, each with a problem.
+  const pairs = new WeakMap<object, Map<string, Pair>>();
+  const pairOf = (map: YAMLMap, seg: string) => {
+    let index = pairs.get(map);
+    if (!index) {
+      index = new Map();
+      for (const it of map.items as Pair[]) {
+        const k = String((it.key as { value?: unknown } | null)?.value ?? it.key);
+        if (!index.has(k)) index.set(k, it);
+      }
+      pairs.set(map, index);
+    }
+    return index.get(seg);
+  };
   const locate = (pointer: string, key?: boolean) => {
     let node: YamlNode | null | undefined = doc.contents as YamlNode;
     let keyNode: YamlNode | undefined;
     for (const seg of segments(pointer)) {
       if (isMap(node)) {
-        const pair = node.items.find((it: any) => String(it.key?.value ?? it.key) === seg);
+        const pair = pairOf(node, seg);
         if (!pair) break;
         keyNode = pair.key as YamlNode;
         node = pair.value as YamlNode;
@@ -175,22 +197,48 @@ export function parseYamlSource(file: string, text: string): SourceDoc {
   return { file, data, problems, locate };
 }
 
-/** Offset of the first bracket nested deeper than MAX_DEPTH (jsonc-parser's scanner does not recurse). */
-function jsoncTooDeep(text: string): number | undefined {
+/** The first bracket nested deeper than MAX_DEPTH, or entry past MAX_ENTRIES in one object or array (jsonc-parser's scanner does not recurse). */
+function jsoncTooBig(text: string): { offset: number; message: string } | undefined {
   const scanner = createScanner(text, true);
-  let depth = 0;
+  const commas = [0]; // per open bracket: commas seen at its level
   for (let kind = scanner.scan(); kind !== SyntaxKind.EOF; kind = scanner.scan()) {
     if (kind === SyntaxKind.OpenBraceToken || kind === SyntaxKind.OpenBracketToken) {
-      if (++depth > MAX_DEPTH) return scanner.getTokenOffset();
-    } else if (kind === SyntaxKind.CloseBraceToken || kind === SyntaxKind.CloseBracketToken) depth = Math.max(0, depth - 1);
+      commas.push(0);
+      if (commas.length - 1 > MAX_DEPTH) return { offset: scanner.getTokenOffset(), message: `nested more than ${MAX_DEPTH} levels deep; the file is not read` };
+    } else if (kind === SyntaxKind.CloseBraceToken || kind === SyntaxKind.CloseBracketToken) {
+      if (commas.length > 1) commas.pop();
+    } else if (kind === SyntaxKind.CommaToken && ++commas[commas.length - 1] >= MAX_ENTRIES)
+      return { offset: scanner.getTokenOffset(), message: `more than ${MAX_ENTRIES} entries in one object or array; the file is not read` };
   }
   return undefined;
 }
 
+const jsonIndex = new WeakMap<JsonNode, Map<string, JsonNode>>();
+
+/** The child of an object (by key: [value, key]) or array (by index: [value]) node; objects are indexed on first use. */
+function jsonChild(node: JsonNode, seg: string): [JsonNode, JsonNode?] | undefined {
+  if (node.type === "array") {
+    const child = /^\d+$/.test(seg) ? node.children?.[Number(seg)] : undefined;
+    return child ? [child] : undefined;
+  }
+  if (node.type !== "object") return undefined;
+  let index = jsonIndex.get(node);
+  if (!index) {
+    index = new Map();
+    for (const prop of node.children ?? []) {
+      const k = String(prop.children?.[0]?.value);
+      if (prop.children?.[1] && !index.has(k)) index.set(k, prop);
+    }
+    jsonIndex.set(node, index);
+  }
+  const prop = index.get(seg);
+  return prop ? [prop.children![1], prop.children![0]] : undefined;
+}
+
 export function parseJsoncSource(file: string, text: string): SourceDoc {
   const at = lineIndex(text);
-  const deepAt = jsoncTooDeep(text);
-  if (deepAt !== undefined) return failedSource(file, [{ file, ...at(deepAt), severity: "error", message: `nested more than ${MAX_DEPTH} levels deep; the file is not read`, ruleId: "jsonc-syntax" }]);
+  const tooBig = jsoncTooBig(text);
+  if (tooBig) return failedSource(file, [{ file, ...at(tooBig.offset), severity: "error", message: tooBig.message, ruleId: "jsonc-syntax" }]);
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const problems: Problem[] = capped(errors, (e) => ({ file, ...at(e.offset), severity: "error", message: `JSONC: ${printParseErrorCode(e.error)}`, ruleId: "jsonc-syntax" }));
@@ -206,13 +254,19 @@ export function parseJsoncSource(file: string, text: string): SourceDoc {
     problems,
     locate(pointer, key) {
       if (!root) return { line: 1, col: 1 };
-      const path = segments(pointer).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-      let node = findNodeAtLocation(root, path);
-      if (!node) {
-        // fall back to the deepest existing ancestor
-        for (let i = path.length - 1; i >= 0 && !node; i--) node = findNodeAtLocation(root, path.slice(0, i));
-      } else if (key && node.parent?.type === "property") node = node.parent.children![0];
-      return node ? at(node.offset) : { line: 1, col: 1 };
+      // the value at the pointer (its key with `key`), else the deepest existing ancestor
+      let node: JsonNode = root;
+      let keyNode: JsonNode | undefined;
+      let found = true;
+      for (const seg of segments(pointer)) {
+        const next = jsonChild(node, seg);
+        if (!next) {
+          found = false;
+          break;
+        }
+        [node, keyNode] = next;
+      }
+      return at((found && key && keyNode ? keyNode : node).offset);
     },
   };
 }

@@ -12,9 +12,9 @@ import { lint } from "../../src/cli/lint.js";
 import { main } from "../../src/cli/main.js";
 import { createPruner } from "../../src/engine/pruner.js";
 import { loadConfig } from "../../src/rules/config.js";
-import { loadRuleFiles } from "../../src/rules/load.js";
-import { MAX_FILE_BYTES } from "../../src/rules/read.js";
-import { MAX_DEPTH } from "../../src/rules/source.js";
+import { loadRuleFiles, MAX_FOLDER_FILES } from "../../src/rules/load.js";
+import { MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "../../src/rules/read.js";
+import { MAX_DEPTH, MAX_ENTRIES } from "../../src/rules/source.js";
 
 const root = mkdtempSync(join(tmpdir(), "acp-hostile-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -102,6 +102,38 @@ describe("hostile rule files in .opencode/acp/rules/", () => {
     expect(noise.length).toBeGreaterThan(0);
     expect(noise.length).toBeLessThanOrEqual(11); // at most 10 syntax errors and a count of the rest
     expect(rules).toContain("my-rule");
+  });
+
+  it("a map or list with more entries than the cap (yaml checks keys pairwise: 20,000 took a minute), in YAML and JSONC", () => {
+    const many = Array.from({ length: MAX_ENTRIES + 5 }, (_, i) => `r${i}`);
+    const config = `{ "protectedTools": [${many.map((t) => `"${t}"`).join(",")}] }`;
+    const p = project({ "wide.yaml": `rules:\n${many.map((id) => `  ${id}: {}`).join("\n")}\n`, "mine.yaml": MINE }, config);
+    const started = Date.now();
+    const { problems, rules } = startUp(p);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(at(problems)).toEqual([
+      `${p.config}:1:${config.split(",").slice(0, MAX_ENTRIES).join(",").length + 1} jsonc-syntax: more than ${MAX_ENTRIES} entries in one object or array; the file is not read`,
+      `${join(p.rulesDir, "wide.yaml")}:${MAX_ENTRIES + 2}:3 yaml-syntax: more than ${MAX_ENTRIES} entries in one map or list; the file is not read`,
+    ]);
+    expect(rules).toContain("my-rule");
+  });
+
+  it("a folder of more rule files than the cap, and rule files past the total budget: reported, not read", () => {
+    const files = Object.fromEntries(Array.from({ length: MAX_FOLDER_FILES + 3 }, (_, i) => [`f${String(i).padStart(3, "0")}.yaml`, "rules: {}\n"]));
+    const size = 200 * 1024;
+    const count = Math.ceil(MAX_TOTAL_BYTES / size) + 1;
+    const big = `# ${"x".repeat(size - 13)}\nrules: {}\n`;
+    const bigFiles = Array.from({ length: count }, (_, i) => `b${String(i).padStart(2, "0")}.yaml`);
+    for (const f of bigFiles) files[f] = big; // sorted before the f*.yaml files
+    const p = project(files);
+    const { problems } = startUp(p);
+    expect(at(problems.filter((x) => x.file === p.rulesDir))).toEqual([`${p.rulesDir}:1:1 unreadable: holds ${MAX_FOLDER_FILES + 3 + count} rule files; only the first ${MAX_FOLDER_FILES} are read`]);
+    const past = problems.filter((x) => x.message.startsWith("not read: rule files may total at most 2 MiB")).map((x) => x.file);
+    const read = count - past.length;
+    expect(past.length).toBeGreaterThan(0);
+    expect(past).toEqual(bigFiles.slice(read).map((f) => join(p.rulesDir, f)));
+    expect(read * size).toBeLessThanOrEqual(MAX_TOTAL_BYTES);
+    expect((read + 1) * size + 20 * 1024).toBeGreaterThan(MAX_TOTAL_BYTES); // the built-in rules take about 24 KB
   });
 
   it("a rule file that is a link to /dev/zero or a FIFO: not read, no blocking", () => {
