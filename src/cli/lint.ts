@@ -43,7 +43,8 @@ function expand(paths: string[], problems: Problem[]): string[] {
     } catch {
       // reported as unreadable when read
     }
-    if (!isDir) out.push(p);
+    // A config path is a file, even when a folder sits there (reported as such, as by the plugin).
+    if (!isDir || /\.jsonc?$/.test(p)) out.push(p);
     else out.push(...ruleFilesIn([p], problems));
   }
   return [...new Set(out)];

@@ -1,5 +1,5 @@
 // Plugin start-up and `acp rules lint` on generated config and rule files: random bytes, mutated
-// rule files and configs, deep nesting, YAML alias bombs, files over the size cap, folders where
+// rule files and configs, deep nesting, maps of thousands of keys, YAML alias bombs, files over the size cap, folders where
 // files should be, FIFOs, links to /dev/zero, dangling links and link loops, in every place the
 // plugin reads (global and project acp.jsonc, their acp/rules/ folders, ruleFiles entries).
 //
@@ -76,6 +76,10 @@ const deep = fc.record({ depth: fc.integer({ min: 40, max: 20_000 }), kind: fc.c
   kind === "- " ? `rules:\n  x:\n    ${"- ".repeat(depth)}x\n` : kind === "[" ? `{"rules": ${"[".repeat(depth)}${"]".repeat(depth)}}` : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`,
 );
 
+const wide = fc.record({ n: fc.integer({ min: 900, max: 3000 }), yaml: fc.boolean() }).map(({ n, yaml }) =>
+  yaml ? `rules:\n${Array.from({ length: n }, (_, i) => `  r${i}: {}`).join("\n")}\n` : `{ "protectedTools": [${Array.from({ length: n }, (_, i) => `"t${i}"`).join(",")}] }`,
+);
+
 /** Cuts, repeats or replaces a random slice of a text (turns valid files into every kind of broken one). */
 const mutated = (base: fc.Arbitrary<string>) =>
   fc.tuple(base, fc.nat(), fc.nat(), fc.constantFrom("cut", "dup", "noise", "none", "none", "none"), fc.string({ maxLength: 8 })).map(([t, a, b, how, noise]) => {
@@ -94,6 +98,7 @@ const entryArb: fc.Arbitrary<Entry> = fc.oneof(
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 3000 }).map((bytes): Entry => ({ kind: "bytes", bytes })) },
   { weight: 1, arbitrary: textEntry(aliasBomb) },
   { weight: 1, arbitrary: textEntry(deep) },
+  { weight: 1, arbitrary: textEntry(wide) },
   { weight: 2, arbitrary: fc.constantFrom<Entry>({ kind: "huge" }, { kind: "folder" }, { kind: "fifo" }, { kind: "zero" }, { kind: "dangling" }, { kind: "loop" }, { kind: "unreadable" }) },
 );
 

@@ -172,6 +172,18 @@ describe("hostile entries in acp.jsonc ruleFiles", () => {
   });
 });
 
+describe("acp.jsonc that is not a file", () => {
+  it("a folder named acp.jsonc: the plugin and lint report it (lint used to read it as a folder of rule files)", () => {
+    const p = project({ "mine.yaml": MINE });
+    mkdirSync(p.config);
+    writeFileSync(join(p.config, "x.yaml"), "rules: {}\n");
+    const { problems, rules } = startUp(p);
+    expect(at(problems)).toEqual([`${p.config}:1:1 unreadable: is a folder, not a file`]);
+    expect(rules).toContain("my-rule");
+    expect(at(lint([p.config]))).toEqual(at(problems));
+  });
+});
+
 describe("acp rules lint on hostile files", () => {
   it("an alias bomb and /dev/zero: located errors, exit 1 (not a crash with exit 2)", async () => {
     const p = project({ "bomb.yaml": aliasBomb() });
