@@ -3,6 +3,7 @@
 // the parts the rule targets. Warnings only: the plugin runs these rules as they are.
 import { factByName } from "../engine/facts.js";
 import { resolveOperator } from "../engine/operators.js";
+import { isCondition } from "../rules/load.js";
 import { didYouMean, type Problem } from "../rules/problems.js";
 import type { SourceDoc } from "../rules/source.js";
 import type { Condition, Leaf, RuleSpec } from "../rules/types.js";
@@ -117,7 +118,8 @@ export function adviseRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
   const base = `/rules/${rule.id}`;
   const warn = (ptr: string, message: string, ruleId: string, key = false) =>
     problems.push({ file: doc.file, ...doc.locate(`${base}${ptr}`, key), severity: "warning", message, ruleId, pointer: `${base}${ptr}` });
-  const by = rule.then.by as Condition | undefined;
+  // Advice also reads rules with semantic errors; a `by` that is not a condition was reported.
+  const by = isCondition(rule.then.by) ? (rule.then.by as Condition) : undefined;
   const visited = [...leaves(rule.when, "/when"), ...(by ? leaves(by, "/then/by") : [])];
   for (const v of visited) adviseLeaf(v, rule, warn);
 

@@ -1,23 +1,29 @@
-// acp rules lint: rule files, presets and acp.jsonc through the same four layers the plugin
-// uses (syntax, schema, semantics, location), plus lint-only advice (lint-rules.ts).
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { dirname, extname, join, resolve } from "node:path";
-import { actionByName } from "../engine/actions/index.js";
-import { configFiles, parseConfigDoc } from "../rules/config.js";
-import { actionOptionIssues, BUILTIN_RULES_DIR, loadRuleDoc, readSource, ruleFilesIn } from "../rules/load.js";
+// acp rules lint: rule files, presets and acp.jsonc through the same loading, checking and
+// resolving code the plugin uses (src/rules), plus lint-only advice (lint-rules.ts). Unlike the
+// plugin, which skips a broken layer whole, lint goes on checking whatever in it is readable, so
+// one run reports every problem.
+import { existsSync, statSync } from "node:fs";
+import { basename, dirname, extname, join, resolve } from "node:path";
+import { configFiles, layerRuleFiles, parseConfigDoc } from "../rules/config.js";
+import { BUILTIN_RULES_DIR, loadRuleDoc, ruleFileReader, ruleFilesIn } from "../rules/load.js";
 import { packagePath } from "../rules/paths.js";
-import { applySettings, loadPreset, presetCompleteness, PRESET_NAMES } from "../rules/presets.js";
-import { didYouMean, type Problem } from "../rules/problems.js";
-import { parseJsoncSource, parseYamlSource, type SourceDoc } from "../rules/source.js";
-import type { AcpConfig, Preset, RuleSetting, RuleSpec } from "../rules/types.js";
+import { applySettings, loadPreset, presetCompleteness, presetSource, PRESET_NAMES } from "../rules/presets.js";
+import type { Problem } from "../rules/problems.js";
+import { ruleMap } from "../rules/resolve.js";
+import { parseJsoncSource, parseYamlSource, readSource, type SourceDoc } from "../rules/source.js";
+import type { Preset, RuleSpec } from "../rules/types.js";
 import { adviseRule } from "./lint-rules.js";
 
 type Kind = "rules" | "preset" | "config";
 
-/** A YAML file is a preset when it has a preset's top-level keys or rule settings instead of rules. */
+/**
+ * A YAML file is a preset when it has a preset's top-level keys or rule settings instead of rules;
+ * in a rule folder of a config location (`…/acp/rules/`) the plugin reads every file as rules.
+ */
 function kindOf(file: string): Kind {
   const ext = extname(file);
   if (ext === ".jsonc" || ext === ".json") return "config";
+  if (basename(dirname(file)) === "rules" && basename(dirname(dirname(file))) === "acp") return "rules";
   const data = readSource(file, parseYamlSource).data as Record<string, unknown> | undefined;
   if (!data || typeof data !== "object") return "rules";
   if ("commit" in data || "description" in data) return "preset";
@@ -28,12 +34,18 @@ function kindOf(file: string): Kind {
 }
 
 /** Files and folders → files; a folder contributes its *.yaml / *.yml, except rule-test sessions. */
-function expand(paths: string[]): string[] {
+function expand(paths: string[], problems: Problem[]): string[] {
   const out: string[] = [];
   for (const p of paths) {
-    const isDir = existsSync(p) && statSync(p).isDirectory();
-    if (!isDir) out.push(p); // a missing file is reported as unreadable
-    else out.push(...ruleFilesIn([p]).filter((f) => !/\.session(\.fixed)?\.ya?ml$/.test(f)));
+    let isDir = false;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch {
+      // reported as unreadable when read
+    }
+    // A config path is a file, even when a folder sits there (reported as such, as by the plugin).
+    if (!isDir || /\.jsonc?$/.test(p)) out.push(p);
+    else out.push(...ruleFilesIn([p], problems));
   }
   return [...new Set(out)];
 }
@@ -48,119 +60,78 @@ export function defaultTargets(projectDir: string): string[] {
   return out;
 }
 
-const isPresetPath = (p: string) => p.includes("/") || /\.ya?ml$/.test(p);
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 interface ConfigTarget {
   doc: SourceDoc;
-  data?: Partial<AcpConfig>;
+  /** What is readable of it, even when it fails the schema. */
+  data?: Record<string, unknown>;
 }
 
-/** Parses configs; returns the rule files and preset files they bring in. */
+/** Checks configs; returns them with the rule files and preset files they bring in. */
 function lintConfigs(files: string[], problems: Problem[]): { configs: ConfigTarget[]; ruleFiles: string[]; presets: string[] } {
   const configs: ConfigTarget[] = [];
   const ruleFiles: string[] = [];
   const presets: string[] = [];
   for (const f of files) {
     const doc = readSource(f, parseJsoncSource);
-    const { data, problems: cp } = parseConfigDoc(doc);
-    problems.push(...cp);
+    problems.push(...parseConfigDoc(doc).problems);
+    const data = isObject(doc.data) ? doc.data : undefined;
     configs.push({ doc, data });
     if (!data) continue;
-    const report = (pointer: string, message: string, ruleId: string) => problems.push({ file: f, ...doc.locate(pointer), severity: "error", message, ruleId, pointer });
     // As the plugin does: ruleFiles relative to the config's folder, the acp/rules folder beside it.
-    (data.ruleFiles ?? []).forEach((rf, i) => {
-      const path = resolve(dirname(f), rf);
-      if (existsSync(path)) ruleFiles.push(...expand([path]));
-      else report(`/ruleFiles/${i}`, `rule file "${rf}" not found (looked for ${path})`, "missing-rule-file");
-    });
+    const listed = layerRuleFiles(f, doc, data);
+    problems.push(...listed.problems);
+    ruleFiles.push(...expand(listed.files, problems));
     const ruleDir = join(dirname(f), "acp", "rules");
-    if (existsSync(ruleDir)) ruleFiles.push(...expand([ruleDir]));
+    if (existsSync(ruleDir)) ruleFiles.push(...expand([ruleDir], problems));
     const preset = data.preset;
-    if (preset === undefined || (PRESET_NAMES as readonly string[]).includes(preset)) continue;
-    // A preset path is read from the working folder, as the plugin reads it.
-    if (!isPresetPath(preset)) report("/preset", `unknown preset "${preset}"${didYouMean(preset, PRESET_NAMES)} (known: ${PRESET_NAMES.join(", ")}, or a path to a preset file)`, "unknown-preset");
-    else if (!existsSync(resolve(preset))) report("/preset", `preset file "${preset}" not found (looked for ${resolve(preset)})`, "unknown-preset");
-    else presets.push(resolve(preset));
+    if (typeof preset !== "string" || (PRESET_NAMES as readonly string[]).includes(preset)) continue;
+    const source = presetSource(preset, { doc, pointer: "/preset" });
+    problems.push(...source.problems);
+    if (source.file) presets.push(resolve(source.file));
   }
   return { configs, ruleFiles, presets };
 }
 
-/** `with` keys are params of the rule or options of its action; anything else is a typo. */
-function checkOverrides(settings: Record<string, RuleSetting>, specs: Map<string, RuleSpec>, doc: SourceDoc): Problem[] {
-  const problems: Problem[] = [];
-  for (const [id, setting] of Object.entries(settings)) {
-    const spec = specs.get(id);
-    const action = spec && actionByName.get(spec.then.action);
-    if (!spec || !action || typeof setting !== "object" || !setting.with) continue;
-    const params = Object.keys(spec.params ?? {});
-    const options = Object.keys(action.options.properties).filter((o) => o !== "by");
-    const overridden: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(setting.with)) {
-      if (params.includes(k) || k === "action" || k === "by") continue; // a param, or reported as invalid-override
-      const pointer = `/rules/${id}/with/${k}`;
-      if (options.includes(k)) overridden[k] = v;
-      else {
-        const known = ` (params: ${params.join(", ") || "none"}; options of ${action.name}: ${options.join(", ") || "none"})`;
-        const message = `rule "${id}" has no param or option "${k}"${didYouMean(k, [...params, ...options]) || known}`;
-        problems.push({ file: doc.file, ...doc.locate(pointer, true), severity: "error", message, ruleId: "unknown-override", pointer });
-      }
-    }
-    const { action: _a, ...ruleOptions } = spec.then;
-    for (const o of actionOptionIssues(action.name, { ...ruleOptions, ...overridden })) {
-      const k = o.pointer.split("/")[1];
-      if (!(k in overridden)) continue; // the rule file's own problem
-      const pointer = `/rules/${id}/with${o.pointer}`;
-      problems.push({ file: doc.file, ...doc.locate(pointer, o.key), severity: "error", message: o.message, ruleId: o.ruleId, pointer });
-    }
-  }
-  return problems;
-}
-
 export function lint(paths: string[]): Problem[] {
-  const targets = expand(paths.map((p) => resolve(p)));
+  const problems: Problem[] = [];
+  const targets = expand(paths.map((p) => resolve(p)), problems);
   const kinds = new Map(targets.map((f) => [f, kindOf(f)]));
   const byKind = (k: Kind) => targets.filter((f) => kinds.get(f) === k);
-  const problems: Problem[] = [];
   const fromConfigs = lintConfigs(byKind("config"), problems);
   const ruleFiles = [...new Set([...byKind("rules"), ...fromConfigs.ruleFiles])];
+  // A file a config names in ruleFiles is a rule file, whatever its content looks like.
+  const presetFiles = [...new Set([...byKind("preset"), ...fromConfigs.presets])].filter((f) => !fromConfigs.ruleFiles.includes(f));
 
   // Rules: the built-in ones first (as the plugin loads them), then every rule file linted.
+  // Advice reads every rule that passes the schema, errors or not.
   const seen = new Map<string, string>();
   const specs = new Map<string, RuleSpec>();
   const builtin = ruleFilesIn([BUILTIN_RULES_DIR]);
   const builtinIds = new Set<string>();
+  const read = ruleFileReader();
   for (const f of [...new Set([...builtin, ...ruleFiles])]) {
-    const doc = readSource(f, parseYamlSource);
+    const doc = read(f);
     const r = loadRuleDoc(doc, seen);
     if (builtin.includes(f)) for (const id of seen.keys()) builtinIds.add(id);
-    if (ruleFiles.includes(f)) problems.push(...r.problems, ...r.rules.flatMap((rule) => adviseRule(doc, rule)));
+    if (ruleFiles.includes(f)) problems.push(...r.problems, ...r.checked.flatMap((rule) => adviseRule(doc, rule)));
     for (const spec of r.rules) specs.set(spec.id, spec);
   }
-  const ruleMap = () => knownMap(new Map([...specs.values()].map((spec) => [spec.id, { spec, on: false }])), seen);
+  const rules = () => ruleMap([...specs.values()], seen.keys());
 
-  for (const f of [...new Set([...byKind("preset"), ...fromConfigs.presets])]) {
+  for (const f of presetFiles) {
     const { preset, doc, problems: pp } = loadPreset(f);
     problems.push(...pp);
-    if (!preset) continue;
-    problems.push(...applySettings(ruleMap(), preset.rules, doc, "/rules"));
+    // A preset that fails the schema still has its readable settings checked.
+    problems.push(...applySettings(rules(), preset?.rules ?? (isObject(doc.data) ? doc.data.rules : undefined), doc, "/rules"));
     // Presets list the built-in rules; user rules are on unless a preset or config says otherwise.
-    problems.push(...presetCompleteness(preset as Preset, doc, builtinIds));
-    problems.push(...checkOverrides(preset.rules, specs, doc));
+    if (preset) problems.push(...presetCompleteness(preset as Preset, doc, builtinIds));
   }
-  for (const { doc, data } of fromConfigs.configs) {
-    if (!data?.rules) continue;
-    problems.push(...applySettings(ruleMap(), data.rules, doc, "/rules"));
-    problems.push(...checkOverrides(data.rules, specs, doc));
-  }
+  for (const { doc, data } of fromConfigs.configs) problems.push(...applySettings(rules(), data?.rules, doc, "/rules"));
   // Files in the order given (then the rule files configs bring in), each sorted by position.
   const order = new Map<string, number>();
   for (const f of [...targets, ...ruleFiles]) if (!order.has(f)) order.set(f, order.size);
   const rank = (file: string) => order.get(file) ?? order.size;
   return problems.sort((a, b) => rank(a.file) - rank(b.file) || a.line - b.line || a.col - b.col);
-}
-
-/** The rule map for applySettings; a rule that failed to load is still a known id (a placeholder). */
-function knownMap(map: Map<string, { spec: RuleSpec; on: boolean }>, seen: Map<string, string>) {
-  for (const id of seen.keys()) if (!map.has(id)) map.set(id, { spec: { id, params: {}, then: { action: "" } } as unknown as RuleSpec, on: false });
-  return map;
 }

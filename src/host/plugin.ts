@@ -3,10 +3,10 @@
 import type { Plugin } from "@opencode-ai/plugin";
 import { join } from "node:path";
 import { homedir } from "node:os";
-import { createPruner } from "../engine/pruner.js";
+import { createPruner, type AcpPruner } from "../engine/pruner.js";
 import type { Message } from "../graph/types.js";
-import { loadConfig } from "../rules/config.js";
-import { formatProblem } from "../rules/problems.js";
+import { defaultConfig, loadConfig, type LoadedConfig } from "../rules/config.js";
+import { formatProblem, type Problem } from "../rules/problems.js";
 import { NEEDS_HISTORY, runCommand } from "./commands.js";
 import { pruneTool, PRUNE_TOOL_NAME } from "./prune-tool.js";
 import { createLogger } from "./log.js";
@@ -16,22 +16,35 @@ import { chooseLimit, lastUsage, modelLimit } from "./budget.js";
 
 /** Thrown from command.execute.before so the host does not call the model for /acp. */
 const HANDLED = "__ACP_COMMAND_HANDLED__";
+/** Problems listed in the notice; a broken folder of rule files can hold thousands. */
+const NOTICE_PROBLEMS = 20;
+
+function problemsText(problems: Problem[]): string {
+  const shown = problems.slice(0, NOTICE_PROBLEMS).map(formatProblem);
+  if (problems.length > NOTICE_PROBLEMS) shown.push(`… and ${problems.length - NOTICE_PROBLEMS} more (npx acp rules lint lists them all)`);
+  return `acp: configuration problems, using defaults where needed:\n${shown.join("\n")}`;
+}
 
 const AcpPlugin: Plugin = async (input) => {
   const dataHome = process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share");
   const pluginDir = join(dataHome, "opencode", "storage", "plugin", "acp");
-  const loaded = loadConfig({ projectDir: input.worktree || input.directory });
-  const log = createLogger(join(pluginDir, "log"), loaded.config.debug);
-  const pruner = createPruner({
-    config: loaded.config,
-    layers: loaded.layers,
-    ruleDirs: loaded.ruleDirs,
-    stateDir: pluginDir,
-    manualTool: PRUNE_TOOL_NAME,
-    onError: (e, where) => log.error(where, e),
-  });
+  // Start-up never throws: loading reports every problem it knows of; anything else leaves the defaults.
+  let log = createLogger(join(pluginDir, "log"), false);
+  const options = { stateDir: pluginDir, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
+  let loaded: LoadedConfig;
+  let pruner: AcpPruner;
+  try {
+    loaded = loadConfig({ projectDir: input.worktree || input.directory });
+    log = createLogger(join(pluginDir, "log"), loaded.config.debug);
+    pruner = createPruner({ ...options, config: loaded.config, layers: loaded.layers, ruleDirs: loaded.ruleDirs });
+  } catch (e) {
+    const problem: Problem = { file: "acp", line: 1, col: 1, severity: "error", message: `configuration not loaded, defaults apply (${(e as Error)?.message ?? String(e)})`, ruleId: "internal" };
+    loaded = { config: defaultConfig(), problems: [problem], layers: [], ruleDirs: [] };
+    pruner = createPruner(options);
+  }
   const problems = [...loaded.problems, ...pruner.problems].filter((p) => p.severity === "error");
   for (const p of problems) log.error("config", formatProblem(p));
+  const problemNotice = problemsText(problems);
   const toldAboutProblems = new Set<string>();
   const isChild = new Map<string, boolean>();
   const client = input.client as any;
@@ -97,7 +110,7 @@ const AcpPlugin: Plugin = async (input) => {
     if (!sessionID || (await child(sessionID))) return;
     if (problems.length && !toldAboutProblems.has(sessionID) && lastUserOf.has(sessionID)) {
       toldAboutProblems.add(sessionID);
-      await notify(sessionID, `acp: configuration problems, using defaults where needed:\n${problems.map(formatProblem).join("\n")}`);
+      await notify(sessionID, problemNotice);
     }
     const last = pruner.lastCall(sessionID);
     const text = notifier.take(sessionID, last);

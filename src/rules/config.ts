@@ -1,13 +1,13 @@
 // acp.jsonc, layered: defaults → ~/.config/opencode/acp.jsonc → $OPENCODE_CONFIG_DIR/acp.jsonc
 // → <project>/.opencode/acp.jsonc. A broken layer is reported and skipped; defaults still apply.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { packagePath } from "./paths.js";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Problem } from "./problems.js";
-import { readSource } from "./load.js";
+import { notAFile } from "./read.js";
 import { schemaProblems } from "./schemas.js";
-import { parseJsoncSource, type SourceDoc } from "./source.js";
+import { parseJsoncSource, readSource, type SourceDoc } from "./source.js";
 import type { AcpConfig } from "./types.js";
 
 const DEFAULTS_FILE = packagePath("presets", "defaults.jsonc");
@@ -38,6 +38,8 @@ export interface ConfigLayer {
   file: string;
   doc: SourceDoc;
   ruleDir?: string;
+  /** The layer's settings when it applies (no syntax or schema error); a broken layer is skipped whole. */
+  data?: Partial<AcpConfig>;
 }
 
 export interface LoadedConfig {
@@ -73,6 +75,34 @@ function merge(config: AcpConfig, layer: Partial<AcpConfig>): void {
   }
 }
 
+/**
+ * A config's `ruleFiles`, read relative to the config's folder: the files and folders that exist,
+ * and a problem at the entry for each that does not or is not a file or folder. Entries of the
+ * wrong type were reported by the schema.
+ */
+export function layerRuleFiles(file: string, doc: SourceDoc, data: unknown): { files: string[]; problems: Problem[] } {
+  const files: string[] = [];
+  const problems: Problem[] = [];
+  const list = data !== null && typeof data === "object" ? (data as { ruleFiles?: unknown }).ruleFiles : undefined;
+  if (!Array.isArray(list)) return { files, problems };
+  list.forEach((rf, i) => {
+    if (typeof rf !== "string") return;
+    const pointer = `/ruleFiles/${i}`;
+    const report = (message: string, ruleId: string) => problems.push({ file, ...doc.locate(pointer), severity: "error", message, ruleId, pointer });
+    const path = resolve(dirname(file), rf);
+    let kind: string | undefined;
+    try {
+      const st = statSync(path);
+      kind = st.isDirectory() ? undefined : notAFile(st);
+    } catch {
+      return report(`rule file "${rf}" not found (looked for ${path})`, "missing-rule-file");
+    }
+    if (kind) report(`rule file "${rf}" is ${kind}, not a file or folder; it is not read`, "unreadable");
+    else files.push(path);
+  });
+  return { files, problems };
+}
+
 export function parseConfigDoc(doc: SourceDoc): { data?: Partial<AcpConfig>; problems: Problem[] } {
   const problems = [...doc.problems];
   if (doc.data === undefined) return { problems };
@@ -90,10 +120,13 @@ export function loadConfig(loc: ConfigLocations, env: NodeJS.ProcessEnv = proces
     if (existsSync(ruleDir)) ruleDirs.push(ruleDir);
     if (!existsSync(file)) continue;
     const doc = readSource(file, parseJsoncSource);
-    layers.push({ file, doc, ruleDir });
     const parsed = parseConfigDoc(doc);
+    layers.push({ file, doc, ruleDir, data: parsed.data });
     problems.push(...parsed.problems);
-    if (parsed.data) merge(config, parsed.data);
+    if (!parsed.data) continue;
+    const ruleFiles = layerRuleFiles(file, doc, parsed.data);
+    problems.push(...ruleFiles.problems);
+    merge(config, { ...parsed.data, ruleFiles: ruleFiles.files });
   }
   return { config, problems, layers, ruleDirs };
 }

@@ -1,7 +1,7 @@
 // Loading rule files: YAML syntax → JSON Schema → semantic checks, each problem located at
 // file:line:col. A rule with problems is left out; the rest still load.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { extname, join } from "node:path";
+import { extname, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import picomatch from "picomatch";
 import { ACTIONS, actionByName } from "../engine/actions/index.js";
@@ -13,8 +13,9 @@ import { regexError } from "../engine/safe-regex.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
 import { schemaProblems } from "./schemas.js";
-import { parseYamlSource, type SourceDoc } from "./source.js";
-import { PHASES, type Condition, type Leaf, type RuleSpec } from "./types.js";
+import { MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "./read.js";
+import { failedSource, parseYamlSource, readSource, type SourceDoc } from "./source.js";
+import { PHASES, type RuleSpec } from "./types.js";
 
 export interface LoadedRules {
   rules: RuleSpec[];
@@ -23,22 +24,42 @@ export interface LoadedRules {
 
 export const BUILTIN_RULES_DIR = packagePath("rules");
 
-/** Expands files and folders (their *.yaml / *.yml, sorted) into file paths. */
-export function ruleFilesIn(paths: string[]): string[] {
+/** Rule files read from one folder; a repository may hold anything, and start-up must stay quick. */
+export const MAX_FOLDER_FILES = 200;
+
+/** Rule tests (`acp rules test`) may sit beside rules; they are sessions, not rule files. */
+export const isRuleTest = (file: string) => /\.session(\.fixed)?\.ya?ml$/.test(file);
+
+/**
+ * Expands files and folders (their *.yaml / *.yml, sorted, without rule tests) into file paths.
+ * A folder that cannot be listed is reported into `problems`; a path that cannot be read is left
+ * for readSource.
+ */
+export function ruleFilesIn(paths: string[], problems?: Problem[]): string[] {
   const out: string[] = [];
   for (const p of paths) {
     let st;
     try {
       st = statSync(p);
     } catch {
-      out.push(p); // reported as unreadable by loadRuleFile
+      out.push(p); // reported as unreadable by readSource
       continue;
     }
-    if (st.isDirectory())
-      out.push(...readdirSync(p).filter((f) => [".yaml", ".yml"].includes(extname(f))).sort().map((f) => join(p, f)));
-    else out.push(p);
+    if (!st.isDirectory()) {
+      out.push(p);
+      continue;
+    }
+    try {
+      const files = readdirSync(p).filter((f) => [".yaml", ".yml"].includes(extname(f)) && !isRuleTest(f)).sort();
+      if (files.length > MAX_FOLDER_FILES)
+        problems?.push({ file: p, line: 1, col: 1, severity: "error", message: `holds ${files.length} rule files; only the first ${MAX_FOLDER_FILES} are read`, ruleId: "unreadable" });
+      out.push(...files.slice(0, MAX_FOLDER_FILES).map((f) => join(p, f)));
+    } catch (e) {
+      problems?.push({ file: p, line: 1, col: 1, severity: "error", message: `cannot list folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ruleId: "unreadable" });
+    }
   }
-  return out;
+  // A file named twice (a ruleFiles entry for a rules folder already read) is read once.
+  return [...new Set(out.map((f) => resolve(f)))];
 }
 
 const actionOptionValidators = new Map<string, ReturnType<Ajv["compile"]>>();
@@ -96,9 +117,14 @@ function conditionProblems(by: unknown): { pointer: string; message: string; rul
   });
 }
 
+/** Whether `v` is a condition the schema accepts (rules that pass the file schema may still carry a bad `then.by`). */
+export const isCondition = (v: unknown): boolean => isObject(v) && conditionProblems(v).length === 0;
+
 /** A `value` of the form {fact, path?} reads another fact (json-rules-engine's fact reference). */
 const factRef = (v: unknown): { fact: string; path?: unknown } | undefined =>
-  v && typeof v === "object" && !Array.isArray(v) && typeof (v as { fact?: unknown }).fact === "string" ? (v as { fact: string }) : undefined;
+  isObject(v) && typeof v.fact === "string" ? (v as { fact: string }) : undefined;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function globError(g: string): string | undefined {
   try {
@@ -110,24 +136,34 @@ function globError(g: string): string | undefined {
   }
 }
 
-function checkCondition(cond: Condition, pointer: string, rule: RuleSpec, report: (ptr: string, msg: string, id: string, key?: boolean) => void) {
-  if ("all" in cond) return cond.all.forEach((c, i) => checkCondition(c, `${pointer}/all/${i}`, rule, report));
-  if ("any" in cond) return cond.any.forEach((c, i) => checkCondition(c, `${pointer}/any/${i}`, rule, report));
-  if ("not" in cond) return checkCondition(cond.not, `${pointer}/not`, rule, report);
-  const leaf = cond as Leaf;
-  const checkFact = (fact: string, ptr: string) => {
+type Report = (ptr: string, msg: string, id: string, key?: boolean) => void;
+
+/**
+ * Semantic checks of a condition. It may have failed the schema: whatever has the right shape is
+ * still checked (a node of the wrong shape was reported by the schema), so one run shows every
+ * problem. `phase` is undefined when the rule's phase is not one.
+ */
+function checkCondition(cond: unknown, pointer: string, phase: string | undefined, report: Report) {
+  if (!isObject(cond)) return;
+  const each = (list: unknown, at: string) => Array.isArray(list) && list.forEach((c, i) => checkCondition(c, `${pointer}/${at}/${i}`, phase, report));
+  if ("all" in cond) return each(cond.all, "all");
+  if ("any" in cond) return each(cond.any, "any");
+  if ("not" in cond) return checkCondition(cond.not, `${pointer}/not`, phase, report);
+  const checkFact = (fact: unknown, ptr: string) => {
+    if (typeof fact !== "string") return;
     const def = factByName.get(fact);
     if (!def) return report(ptr, `unknown fact "${fact}"${didYouMean(fact, FACT_NAMES)}`, "unknown-fact");
-    if (def.availableFrom && PHASE_RANK[rule.phase] < PHASE_RANK[def.availableFrom])
-      report(ptr, `fact "${fact}" has no value in phase "${rule.phase}" (available from "${def.availableFrom}")`, "fact-phase");
+    if (phase && def.availableFrom && PHASE_RANK[phase] < PHASE_RANK[def.availableFrom])
+      report(ptr, `fact "${fact}" has no value in phase "${phase}" (available from "${def.availableFrom}")`, "fact-phase");
   };
-  checkFact(leaf.fact, `${pointer}/fact`);
-  const op = leaf.operator.replace(/^(not:)+/, "");
-  if (!resolveOperator(leaf.operator)) {
-    const prefix = leaf.operator.slice(0, leaf.operator.length - op.length);
-    report(`${pointer}/operator`, `unknown operator "${leaf.operator}"${didYouMean(op, OPERATOR_NAMES).replace(/"([^"]+)"\?\)$/, `"${prefix}$1"?)`)}`, "unknown-operator");
+  checkFact(cond.fact, `${pointer}/fact`);
+  const operator = typeof cond.operator === "string" ? cond.operator : undefined;
+  const op = operator?.replace(/^(not:)+/, "");
+  if (operator !== undefined && op !== undefined && !resolveOperator(operator)) {
+    const prefix = operator.slice(0, operator.length - op.length);
+    report(`${pointer}/operator`, `unknown operator "${operator}"${didYouMean(op, OPERATOR_NAMES).replace(/"([^"]+)"\?\)$/, `"${prefix}$1"?)`)}`, "unknown-operator");
   }
-  const v = leaf.value as any;
+  const v = cond.value;
   const ref = factRef(v);
   if (ref) {
     checkFact(ref.fact, `${pointer}/value/fact`);
@@ -148,116 +184,148 @@ function checkCondition(cond: Condition, pointer: string, rule: RuleSpec, report
       if (err) report(`${pointer}/value`, `glob ${JSON.stringify(g)} does not compile (${err}); it would match nothing`, "invalid-glob");
     }
   }
-  if (leaf.path)
+  if (typeof cond.path === "string")
     try {
-      parsePath(leaf.path);
+      parsePath(cond.path);
     } catch (e) {
       report(`${pointer}/path`, (e as Error).message, "invalid-path");
     }
 }
 
 /** Leaves (and fact references) reading a dynamic or phase fact, by the pointer of their `fact`. */
-function changingLeaves(cond: Condition, pointer: string): { pointer: string; fact: string }[] {
-  if ("all" in cond) return cond.all.flatMap((c, i) => changingLeaves(c, `${pointer}/all/${i}`));
-  if ("any" in cond) return cond.any.flatMap((c, i) => changingLeaves(c, `${pointer}/any/${i}`));
+function changingLeaves(cond: unknown, pointer: string): { pointer: string; fact: string }[] {
+  if (!isObject(cond)) return [];
+  const each = (list: unknown, at: string) => (Array.isArray(list) ? list.flatMap((c, i) => changingLeaves(c, `${pointer}/${at}/${i}`)) : []);
+  if ("all" in cond) return each(cond.all, "all");
+  if ("any" in cond) return each(cond.any, "any");
   if ("not" in cond) return changingLeaves(cond.not, `${pointer}/not`);
-  const leaf = cond as Leaf;
-  const changes = (f: string) => ["dynamic", "phase"].includes(factByName.get(f)?.kind ?? "");
-  const ref = factRef(leaf.value);
+  const changes = (f: unknown) => typeof f === "string" && ["dynamic", "phase"].includes(factByName.get(f)?.kind ?? "");
+  const ref = factRef(cond.value);
   return [
-    ...(changes(leaf.fact) ? [{ pointer: `${pointer}/fact`, fact: leaf.fact }] : []),
+    ...(changes(cond.fact) ? [{ pointer: `${pointer}/fact`, fact: cond.fact as string }] : []),
     ...(ref && changes(ref.fact) ? [{ pointer: `${pointer}/value/fact`, fact: ref.fact }] : []),
   ];
 }
 
-/** Semantic checks of one validated rule; returns its problems. */
-function checkRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
+/**
+ * Semantic checks of one rule as written. The rule may have failed the schema: each check reads
+ * only fields of the right shape, and checks that need the phase or the action skip a bad one.
+ */
+function checkRule(doc: SourceDoc, id: string, rule: Record<string, unknown>): Problem[] {
   const problems: Problem[] = [];
-  const base = `/rules/${rule.id}`;
-  const report = (ptr: string, message: string, ruleId: string, key = false) =>
+  const base = `/rules/${id}`;
+  const report: Report = (ptr, message, ruleId, key = false) =>
     problems.push({ file: doc.file, ...doc.locate(`${base}${ptr}`, key), severity: "error", message, ruleId, pointer: `${base}${ptr}` });
-  checkCondition(rule.when, "/when", rule, report);
-  const action = actionByName.get(rule.then.action);
-  if (!action) {
-    report("/then/action", `unknown action "${rule.then.action}"${didYouMean(rule.then.action, ACTIONS.map((a) => a.name))}`, "unknown-action");
-    return problems;
+  const phase = typeof rule.phase === "string" && rule.phase in PHASE_RANK ? rule.phase : undefined;
+  checkCondition(rule.when, "/when", phase, report);
+  const then = isObject(rule.then) ? rule.then : undefined;
+  const actionName = typeof then?.action === "string" ? then.action : undefined;
+  const action = actionName === undefined ? undefined : actionByName.get(actionName);
+  if (actionName !== undefined && !action) report("/then/action", `unknown action "${actionName}"${didYouMean(actionName, ACTIONS.map((a) => a.name))}`, "unknown-action");
+  let byOk = false;
+  const by = then?.by;
+  if (action && then) {
+    const { action: _a, ...options } = then;
+    for (const o of actionOptionIssues(action.name, options)) report(`/then${o.pointer}`, o.message, o.ruleId, o.key);
+    // `by` must be a condition; one that is not even an object was reported by the option schema.
+    const byProblems = isObject(by) ? conditionProblems(by) : [];
+    for (const p of byProblems) report(`/then/by${p.pointer}`, p.message, p.ruleId, p.key);
+    byOk = isObject(by) && byProblems.length === 0;
+    if (byOk) checkCondition(by, "/then/by", phase, report);
   }
-  const { action: _a, ...options } = rule.then;
-  for (const o of actionOptionIssues(action.name, options)) report(`/then${o.pointer}`, o.message, o.ruleId, o.key);
-  // `by` must be a condition; one that is not even an object was reported by the option schema.
-  const by = (options as { by?: unknown }).by;
-  const byIsObject = by !== null && typeof by === "object" && !Array.isArray(by);
-  const byProblems = byIsObject ? conditionProblems(by) : [];
-  for (const p of byProblems) report(`/then/by${p.pointer}`, p.message, p.ruleId, p.key);
-  const byOk = byIsObject && byProblems.length === 0;
-  if (byOk) checkCondition(by as Condition, "/then/by", rule, report);
-  if (rule.phase === "supersede" && action.name !== "supersede") report("/then/action", `phase "supersede" takes the supersede action, not "${action.name}"`, "action-phase");
-  if (action.name === "supersede" && rule.phase !== "supersede") report("/phase", `the supersede action runs in phase "supersede"`, "action-phase");
-  if (action.name === "protect" && rule.phase !== "protect") report("/phase", `the protect action runs in phase "protect"`, "action-phase");
-  // The engine treats every protect-phase rule as protection, whatever its action says.
-  if (rule.phase === "protect" && action.name !== "protect") report("/then/action", `phase "protect" takes the protect action, not "${action.name}" (a protect-phase rule protects the parts it matches)`, "action-phase");
-  if (rule.phase === "supersede" && !rule.key) report("", `a supersede rule needs a "key" (what makes two parts the same thing)`, "missing-key", true);
-  if (rule.key)
+  if (phase && action) {
+    if (phase === "supersede" && action.name !== "supersede") report("/then/action", `phase "supersede" takes the supersede action, not "${action.name}"`, "action-phase");
+    if (action.name === "supersede" && phase !== "supersede") report("/phase", `the supersede action runs in phase "supersede"`, "action-phase");
+    if (action.name === "protect" && phase !== "protect") report("/phase", `the protect action runs in phase "protect"`, "action-phase");
+    // The engine treats every protect-phase rule as protection, whatever its action says.
+    if (phase === "protect" && action.name !== "protect") report("/then/action", `phase "protect" takes the protect action, not "${action.name}" (a protect-phase rule protects the parts it matches)`, "action-phase");
+  }
+  if (phase === "supersede" && rule.key === undefined) report("", `a supersede rule needs a "key" (what makes two parts the same thing)`, "missing-key", true);
+  if (typeof rule.key === "string" && rule.key)
     try {
       compileKey(rule.key);
     } catch (e) {
       report("/key", (e as Error).message, "invalid-key");
     }
-  if (rule.phase === "supersede") {
-    const changing = [...changingLeaves(rule.when, "/when"), ...(byOk ? changingLeaves(by as Condition, "/then/by") : [])];
+  if (phase === "supersede") {
+    const changing = [...changingLeaves(rule.when, "/when"), ...(byOk ? changingLeaves(by, "/then/by") : [])];
     for (const { pointer, fact } of changing)
       report(pointer, `fact "${fact}" changes over time; supersede rules may only read facts that do not (groups are built once per part)`, "fact-phase");
   }
   return problems;
 }
 
-export function loadRuleDoc(doc: SourceDoc, seen: Map<string, string>): LoadedRules {
+export interface LoadedRuleDoc extends LoadedRules {
+  /** Rules that pass the schema, loaded or not (semantic errors, duplicates): lint's advice reads them. */
+  checked: RuleSpec[];
+}
+
+/**
+ * Checks every rule of a parsed rule file through schema and semantics, and loads those without
+ * errors. `seen` maps every rule id defined so far (loaded or not) to where it was defined.
+ */
+export function loadRuleDoc(doc: SourceDoc, seen: Map<string, string>): LoadedRuleDoc {
   const problems = [...doc.problems];
-  if (doc.data === undefined) return { rules: [], problems };
+  if (doc.data === undefined) return { rules: [], problems, checked: [] };
   // Rule ids that break the schema's propertyNames pattern are reported once each, at the id.
   const schema = schemaProblems("rules", doc).filter((p) => !(p.pointer === "/rules" && ["schema/pattern", "schema/propertyNames"].includes(p.ruleId)));
   const raw = (doc.data as any)?.rules;
-  const rulesObj = (raw && typeof raw === "object" && !Array.isArray(raw) ? raw : {}) as Record<string, any>;
+  const rulesObj = (isObject(raw) ? raw : {}) as Record<string, unknown>;
   const idProblems = Object.keys(rulesObj)
     .filter((id) => !RULE_ID.test(id))
     .map((id): Problem => ({ file: doc.file, ...doc.locate(`/rules/${id}`, true), severity: "error", message: `rule id "${id}" must be lower-case words joined by "-" (${RULE_ID.source})`, ruleId: "schema/propertyNames", pointer: `/rules/${id}` }));
   problems.push(...schema, ...idProblems);
   const badIds = new Set([...schema, ...idProblems].map((p) => p.pointer?.split("/")[2]).filter(Boolean));
   const rules: RuleSpec[] = [];
+  const checked: RuleSpec[] = [];
   for (const [id, raw] of Object.entries(rulesObj)) {
     const where = doc.locate(`/rules/${id}`, true);
     const prev = seen.get(id);
-    if (prev) {
-      problems.push({ file: doc.file, ...where, severity: "error", message: `rule "${id}" is already defined at ${prev}`, ruleId: "duplicate-rule", pointer: `/rules/${id}` });
-      continue;
-    }
-    seen.set(id, `${doc.file}:${where.line}:${where.col}`);
-    if (badIds.has(id) || !raw || typeof raw !== "object") continue;
-    const rule: RuleSpec = { id, params: {}, ...raw, source: { file: doc.file, ...where } };
-    const ruleProblems = checkRule(doc, rule);
+    if (prev) problems.push({ file: doc.file, ...where, severity: "error", message: `rule "${id}" is already defined at ${prev}`, ruleId: "duplicate-rule", pointer: `/rules/${id}` });
+    else seen.set(id, `${doc.file}:${where.line}:${where.col}`);
+    if (!isObject(raw)) continue; // the schema said what it should be
+    const ruleProblems = checkRule(doc, id, raw);
     problems.push(...ruleProblems);
-    if (!ruleProblems.some((p) => p.severity === "error")) rules.push(rule);
+    if (badIds.has(id)) continue; // checked as far as it is readable; never loaded
+    const rule = { id, params: {}, ...raw, source: { file: doc.file, ...where } } as RuleSpec;
+    checked.push(rule);
+    if (!prev && !ruleProblems.some((p) => p.severity === "error")) rules.push(rule);
   }
-  return { rules, problems };
+  return { rules, problems, checked };
 }
 
-export function readSource(file: string, parse: (file: string, text: string) => SourceDoc): SourceDoc {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const msg = code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a folder, not a file" : `cannot read file (${code ?? (e as Error).message})`;
-    return { file, data: undefined, problems: [{ file, line: 1, col: 1, severity: "error", message: msg, ruleId: "unreadable" }], locate: () => ({ line: 1, col: 1 }) };
-  }
-  return parse(file, text);
+export interface LoadedRuleFiles extends LoadedRules {
+  /** Every rule id defined, loaded or not, with where it was first defined. */
+  defined: Map<string, string>;
 }
 
-export function loadRuleFiles(paths: string[]): LoadedRules {
+/**
+ * Reads rule files one after the other, at most MAX_TOTAL_BYTES in all: a file past the budget is
+ * a problem, not read. The plugin and lint read through the same budget.
+ */
+export function ruleFileReader(): (file: string) => SourceDoc {
+  let total = 0;
+  return (file) => {
+    let size = 0;
+    try {
+      const st = statSync(file);
+      if (st.isFile() && st.size <= MAX_FILE_BYTES) size = st.size; // others are not read: readSource says why
+    } catch {
+      // readSource says why
+    }
+    if (total + size > MAX_TOTAL_BYTES)
+      return failedSource(file, [{ file, line: 1, col: 1, severity: "error", message: `not read: rule files may total at most ${MAX_TOTAL_BYTES / 1024 / 1024} MiB, and those before it take ${Math.round(total / 1024)} KiB`, ruleId: "unreadable" }]);
+    total += size;
+    return readSource(file, parseYamlSource);
+  };
+}
+
+export function loadRuleFiles(paths: string[]): LoadedRuleFiles {
   const seen = new Map<string, string>();
-  const out: LoadedRules = { rules: [], problems: [] };
-  for (const file of ruleFilesIn(paths)) {
-    const r = loadRuleDoc(readSource(file, parseYamlSource), seen);
+  const out: LoadedRuleFiles = { rules: [], problems: [], defined: seen };
+  const read = ruleFileReader();
+  for (const file of ruleFilesIn(paths, out.problems)) {
+    const r = loadRuleDoc(read(file), seen);
     out.rules.push(...r.rules);
     out.problems.push(...r.problems);
   }

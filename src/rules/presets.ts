@@ -1,65 +1,137 @@
 // Presets are explicit maps: every rule id → on | off | {with: {...}}. Resolving a preset
-// and the user's overrides yields the effective rule list; unknown ids are errors with a
-// did-you-mean, located in the file that named them.
+// and the user's overrides yields the effective rule list; unknown ids, unknown or invalid
+// overrides are errors with a did-you-mean, located in the file that named them.
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { actionByName } from "../engine/actions/index.js";
+import { actionOptionIssues } from "./load.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
-import { readSource } from "./load.js";
 import { schemaProblems } from "./schemas.js";
-import { parseYamlSource, type SourceDoc } from "./source.js";
+import { failedSource, parseYamlSource, readSource, type SourceDoc } from "./source.js";
 import type { CommitPolicy, Preset, RuleSetting, RuleSpec } from "./types.js";
 
 export const PRESET_NAMES = ["compact", "balanced", "verbose"] as const;
 export const DEFAULT_COMMIT: CommitPolicy = { minTokens: 20000, pressureTokens: 0, breakEven: 0, cacheTtlMinutes: 5 };
 
-export function presetFile(nameOrPath: string): string {
-  return (PRESET_NAMES as readonly string[]).includes(nameOrPath) ? packagePath("presets", `${nameOrPath}.yaml`) : nameOrPath;
+/** Where a preset name was written (a config's `preset` key), to locate problems with it. */
+export interface NamedAt {
+  doc: SourceDoc;
+  pointer: string;
 }
 
-export function loadPreset(nameOrPath: string): { preset?: Preset; doc: SourceDoc; problems: Problem[] } {
-  const file = presetFile(nameOrPath);
-  if (!existsSync(file) && !nameOrPath.includes("/") && !nameOrPath.endsWith(".yaml")) {
-    const problem: Problem = { file: "acp.jsonc", line: 1, col: 1, severity: "error", message: `unknown preset "${nameOrPath}"${didYouMean(nameOrPath, PRESET_NAMES)} (known: ${PRESET_NAMES.join(", ")}, or a path to a preset file)`, ruleId: "unknown-preset" };
-    return { doc: { file, data: undefined, problems: [problem], locate: () => ({ line: 1, col: 1 }) }, problems: [problem] };
-  }
+const isBuiltin = (name: string) => (PRESET_NAMES as readonly string[]).includes(name);
+const isPresetPath = (name: string) => name.includes("/") || /\.ya?ml$/.test(name);
+
+export function presetFile(nameOrPath: string): string {
+  return isBuiltin(nameOrPath) ? packagePath("presets", `${nameOrPath}.yaml`) : nameOrPath;
+}
+
+/**
+ * The file a preset name stands for: a built-in preset, or a path (read from the working folder).
+ * An unknown name or a missing file is a problem located where the name was written.
+ */
+export function presetSource(name: string, at?: NamedAt): { file?: string; problems: Problem[] } {
+  if (isBuiltin(name)) return { file: presetFile(name), problems: [] };
+  const problem = (message: string): Problem => ({
+    file: at?.doc.file ?? "<config>",
+    ...(at ? at.doc.locate(at.pointer) : { line: 1, col: 1 }),
+    severity: "error",
+    message,
+    ruleId: "unknown-preset",
+    ...(at ? { pointer: at.pointer } : {}),
+  });
+  if (!isPresetPath(name)) return { problems: [problem(`unknown preset "${name}"${didYouMean(name, PRESET_NAMES)} (known: ${PRESET_NAMES.join(", ")}, or a path to a preset file)`)] };
+  if (!existsSync(name)) return { problems: [problem(`preset file "${name}" not found (looked for ${resolve(name)})`)] };
+  return { file: name, problems: [] };
+}
+
+export function loadPreset(nameOrPath: string, at?: NamedAt): { preset?: Preset; doc: SourceDoc; problems: Problem[] } {
+  const source = presetSource(nameOrPath, at);
+  if (!source.file) return { doc: failedSource(nameOrPath, source.problems), problems: source.problems };
+  const file = source.file;
   const doc = readSource(file, parseYamlSource);
   const problems = [...doc.problems];
   if (doc.data === undefined) return { doc, problems };
   problems.push(...schemaProblems("preset", doc));
   if (problems.some((p) => p.severity === "error")) return { doc, problems };
   const d = doc.data as any;
-  const name = (PRESET_NAMES as readonly string[]).includes(nameOrPath) ? nameOrPath : file;
+  const name = isBuiltin(nameOrPath) ? nameOrPath : file;
   return { preset: { name, description: d.description, commit: { ...DEFAULT_COMMIT, ...d.commit }, rules: d.rules, source: file }, doc, problems };
 }
 
-/** Applies one layer of settings (a preset or a config's `rules`) to the rule map. */
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const jsonType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+const an = (t: string) => `${/^[aeiou]/.test(t) ? "an" : "a"} ${t}`;
+
+/**
+ * Problems with one `{with: …}` override: a key that is neither a param of the rule nor an option
+ * of its action (did-you-mean), `action`/`by`, a param of another type than its default, an
+ * option value the action's schema rejects.
+ */
+function overrideProblems(spec: RuleSpec, overrides: Record<string, unknown>, doc: SourceDoc, ptr: string): Problem[] {
+  const problems: Problem[] = [];
+  const report = (p: string, message: string, ruleId: string, key = false) =>
+    problems.push({ file: doc.file, ...doc.locate(p, key), severity: "error", message, ruleId, pointer: p });
+  const action = actionByName.get(spec.then.action);
+  if (!action) return []; // a rule that failed to load: its own problems say why
+  const params = spec.params ?? {};
+  const options = Object.keys(action.options.properties).filter((o) => o !== "by");
+  const overridden: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(overrides)) {
+    const at = `${ptr}/with/${k}`;
+    if (k === "action" || k === "by") report(at, `"${k}" cannot be overridden; edit the rule file instead`, "invalid-override", true);
+    else if (k in params) {
+      const want = jsonType(params[k]);
+      if (jsonType(v) !== want) report(at, `rule "${spec.id}" param ${k} must be ${an(want)}, not ${an(jsonType(v))}`, "invalid-param");
+    } else if (options.includes(k)) overridden[k] = v;
+    else {
+      const known = ` (params: ${Object.keys(params).join(", ") || "none"}; options of ${action.name}: ${options.join(", ") || "none"})`;
+      report(at, `rule "${spec.id}" has no param or option "${k}"${didYouMean(k, [...Object.keys(params), ...options]) || known}`, "unknown-override", true);
+    }
+  }
+  const { action: _a, ...ruleOptions } = spec.then;
+  for (const o of actionOptionIssues(action.name, { ...ruleOptions, ...overridden })) {
+    if (!(o.pointer.split("/")[1] in overridden)) continue; // the rule file's own problem
+    report(`${ptr}/with${o.pointer}`, o.message, o.ruleId, o.key);
+  }
+  return problems.sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+/**
+ * Applies one layer of settings (a preset or a config's `rules`) to the rule map, checking each
+ * exactly as lint does. A setting with a problem is reported and skipped whole: the rule keeps
+ * what earlier layers made of it. Settings of the wrong shape were reported by the schema.
+ */
 export function applySettings(
   rules: Map<string, { spec: RuleSpec; on: boolean }>,
-  settings: Record<string, RuleSetting>,
+  settings: unknown,
   doc: SourceDoc,
   base: string,
 ): Problem[] {
   const problems: Problem[] = [];
-  const report = (ptr: string, message: string, ruleId: string, key = false) =>
-    problems.push({ file: doc.file, ...doc.locate(ptr, key), severity: "error", message, ruleId, pointer: ptr });
-  for (const [id, setting] of Object.entries(settings)) {
+  if (!isObject(settings)) return problems;
+  for (const [id, setting] of Object.entries(settings as Record<string, RuleSetting>)) {
     const ptr = `${base}/${id}`;
     const entry = rules.get(id);
     if (!entry) {
-      report(ptr, `unknown rule "${id}"${didYouMean(id, rules.keys())}`, "unknown-rule", true);
+      problems.push({ file: doc.file, ...doc.locate(ptr, true), severity: "error", message: `unknown rule "${id}"${didYouMean(id, rules.keys())}`, ruleId: "unknown-rule", pointer: ptr });
       continue;
     }
     if (setting === "on" || setting === "off") {
       entry.on = setting === "on";
       continue;
     }
-    entry.on = true;
+    if (!isObject(setting) || !isObject(setting.with)) continue;
+    const bad = overrideProblems(entry.spec, setting.with, doc, ptr);
+    problems.push(...bad);
+    if (bad.length) continue;
     const spec = { ...entry.spec, params: { ...entry.spec.params }, then: { ...entry.spec.then } };
-    for (const [k, v] of Object.entries(setting.with ?? {})) {
+    for (const [k, v] of Object.entries(setting.with)) {
       if (k in spec.params) spec.params[k] = v;
-      else if (k !== "action" && k !== "by") spec.then[k] = v;
-      else report(`${ptr}/with/${k}`, `"${k}" cannot be overridden; edit the rule file instead`, "invalid-override", true);
+      else spec.then[k] = v;
     }
+    entry.on = true;
     entry.spec = spec;
   }
   return problems;

@@ -1,9 +1,10 @@
 // From configuration to the effective rule list: built-in rules + user rule files, the chosen
-// preset, then per-rule overrides from acp.jsonc (later layers win).
-import { isAbsolute, resolve as resolvePath, dirname } from "node:path";
+// preset, then per-rule overrides from acp.jsonc (later layers win). The plugin, the CLI and
+// `acp rules lint` all check rules, presets and overrides through these functions.
+import { resolve as resolvePath } from "node:path";
 import type { Problem } from "./problems.js";
 import { BUILTIN_RULES_DIR, loadRuleFiles } from "./load.js";
-import { applySettings, DEFAULT_COMMIT, loadPreset } from "./presets.js";
+import { applySettings, DEFAULT_COMMIT, loadPreset, type NamedAt } from "./presets.js";
 import type { ConfigLayer } from "./config.js";
 import type { AcpConfig, CommitPolicy, RuleSpec } from "./types.js";
 
@@ -18,40 +19,54 @@ export interface ResolvedRules {
 
 export interface ResolveInput {
   config: AcpConfig;
+  /** Config layers as loadConfig found them; only those that apply (`data`) take part. */
   layers?: ConfigLayer[];
   ruleDirs?: string[];
   /** Overrides the built-in rules folder (tests). */
   builtinRules?: string[];
 }
 
+type RuleMap = Map<string, { spec: RuleSpec; on: boolean }>;
+
+/**
+ * The rule map settings apply to. A rule id that is defined but failed to load is still known
+ * (a placeholder without an action), so a setting for it is not also an "unknown rule".
+ */
+export function ruleMap(rules: RuleSpec[], defined: Iterable<string>): RuleMap {
+  const map: RuleMap = new Map(rules.map((spec) => [spec.id, { spec, on: false }]));
+  for (const id of defined) if (!map.has(id)) map.set(id, { spec: { id, params: {}, then: { action: "" } } as unknown as RuleSpec, on: false });
+  return map;
+}
+
 export function resolveRules(input: ResolveInput): ResolvedRules {
   const { config } = input;
-  const layers = input.layers ?? [];
-  // ruleFiles in a config file are relative to that file's folder.
-  const base = layers.length ? dirname(layers[layers.length - 1].file) : process.cwd();
-  const userFiles = config.ruleFiles.map((f) => (isAbsolute(f) ? f : resolvePath(base, f)));
+  const layers = (input.layers ?? []).filter((l) => l.data);
+  // Layers' ruleFiles are already absolute (loadConfig reads them relative to their config);
+  // others (the API's `rules`, a config built in code) are read from the working folder.
+  const userFiles = config.ruleFiles.map((f) => resolvePath(f));
   const loaded = loadRuleFiles([...(input.builtinRules ?? [BUILTIN_RULES_DIR]), ...(input.ruleDirs ?? []), ...userFiles]);
   const problems = [...loaded.problems];
-  const map = new Map(loaded.rules.map((spec) => [spec.id, { spec, on: false }]));
+  const loadedIds = new Set(loaded.rules.map((r) => r.id));
+  const map = ruleMap(loaded.rules, loaded.defined.keys());
   // Rules from user files are on unless a preset or the config turns them off.
   for (const spec of loaded.rules) if (!spec.source?.file.startsWith(BUILTIN_RULES_DIR)) map.get(spec.id)!.on = true;
 
-  const { preset, doc, problems: presetProblems } = loadPreset(config.preset);
+  // The preset is located at the `preset` key of the last layer that set it (none: defaults or the API).
+  const setBy = [...layers].reverse().find((l) => l.data?.preset !== undefined);
+  const at: NamedAt | undefined = setBy && setBy.data?.preset === config.preset ? { doc: setBy.doc, pointer: "/preset" } : undefined;
+  const { preset, doc, problems: presetProblems } = loadPreset(config.preset, at);
   problems.push(...presetProblems);
   let commit = { ...DEFAULT_COMMIT };
   if (preset) {
     problems.push(...applySettings(map, preset.rules, doc, "/rules"));
     commit = { ...preset.commit };
   }
-  for (const layer of layers) {
-    const data = layer.doc.data as Partial<AcpConfig> | undefined;
-    if (data?.rules) problems.push(...applySettings(map, data.rules, layer.doc, "/rules"));
-  }
+  for (const layer of layers) problems.push(...applySettings(map, layer.data!.rules, layer.doc, "/rules"));
   if (!layers.length && Object.keys(config.rules).length) {
     const inline = { file: "<config>", data: config, problems: [], locate: () => ({ line: 1, col: 1 }) };
     problems.push(...applySettings(map, config.rules, inline, "/rules"));
   }
   commit = { ...commit, ...config.commit };
-  const all = [...map.values()];
+  const all = [...map.values()].filter((e) => loadedIds.has(e.spec.id));
   return { rules: all.filter((e) => e.on).map((e) => e.spec), all, commit, presetName: preset?.name ?? config.preset, problems };
 }

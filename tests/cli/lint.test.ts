@@ -62,6 +62,33 @@ describe("lint: JSON Schema (unknown keys are located at the key)", () => {
   });
 });
 
+describe("lint: every layer in one run (a rule, preset or config that fails the schema is still checked where readable)", () => {
+  it("rules: a bad phase and an unknown operator two lines below; a missing description, an unknown fact, a bad option", () => {
+    expect(rows([broken("every-layer.yaml")])).toEqual([
+      '4:12 error schema/enum: /rules/bad-phase-and-operator/phase must be one of "protect", "supersede", "age", "reduce", "manual"',
+      '6:35 error unknown-operator: unknown operator "equals" (did you mean "equal"?)',
+      '9:5 error schema/required: /rules/missing-description is missing required property "description"',
+      '10:19 error unknown-fact: unknown fact "tol" (did you mean "tool"?)',
+      '11:37 error invalid-option: action "truncate" option mode must be one of "first-line", "head-tail"',
+    ]);
+  });
+  it("acp.jsonc: an unknown key, and its preset, rule settings and rule files", () => {
+    expect(rows([broken("config-every-layer.jsonc")])).toEqual([
+      '3:3 error schema/additionalProperties: unknown property "protectedTool" in / (did you mean "protectedTools"?)',
+      '4:13 error unknown-preset: unknown preset "balance" (did you mean "balanced"?) (known: compact, balanced, verbose, or a path to a preset file)',
+      '5:14 error unknown-rule: unknown rule "state-qury" (did you mean "state-query"?)',
+      '5:71 error unknown-override: rule "old-error-first-line" has no param or option "turn" (did you mean "turns"?)',
+      `6:17 error missing-rule-file: rule file "./no-such-rules.yaml" not found (looked for ${broken("no-such-rules.yaml")})`,
+    ]);
+  });
+  it("presets: a schema error, and an unknown rule in its settings", () => {
+    expect(rows([broken("preset-every-layer.yaml")])).toEqual([
+      '3:11 error schema/additionalProperties: unknown property "minToken" in /commit (did you mean "minTokens"?)',
+      '5:3 error unknown-rule: unknown rule "identical-cal" (did you mean "identical-call"?)',
+    ]);
+  });
+});
+
 describe("lint: semantic checks of rule files", () => {
   it("unknown fact, operator, action and option, with did-you-mean", () => {
     expect(rows([broken("unknown-names.yaml")])).toEqual([
@@ -176,6 +203,14 @@ describe("lint: presets and acp.jsonc", () => {
       '6:41 error unknown-override: rule "old-error-first-line" has no param or option "turn" (did you mean "turns"?)',
       '7:56 error invalid-option: action "truncate" option tailLines must be integer',
       `9:17 error missing-rule-file: rule file "./no-such-rules.yaml" not found (looked for ${broken("no-such-rules.yaml")})`,
+    ]);
+  });
+
+  it("acp.jsonc: an option value of the wrong type, an option typo, a param of another type than its default", () => {
+    expect(rows([broken("config-overrides.jsonc")])).toEqual([
+      '5:56 error invalid-option: action "truncate" option headLines must be integer',
+      '5:66 error unknown-override: rule "large-output-head-tail" has no param or option "mdoe" (did you mean "mode"?)',
+      '6:50 error invalid-param: rule "old-error-first-line" param turns must be a number, not a string',
     ]);
   });
 

@@ -1,9 +1,11 @@
 // Broken configuration in the real host: a project acp.jsonc with a syntax error, one with an
-// unknown key, and broken rule files in .opencode/acp/rules/. In each case the session still
+// unknown key, broken rule files in .opencode/acp/rules/, and hostile ones (a YAML alias bomb,
+// /dev/zero and a FIFO named in ruleFiles). In each case the session still
 // works (exit 0, the model answered), pruning still happens with the valid layers and the
 // built-in rules (the global acp.jsonc commits every prune at once, so a superseded read shows),
 // and the problem is reported to the user: an ignored message in the session (never sent to the
 // model) that names file:line:col.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -49,11 +51,19 @@ const UNKNOWN_FACT = `rules:
     then: { action: supersede }
 `; // line 8, column 19: unknown fact "tol"
 
+/** Nine levels of anchors, each aliased nine times: 9^9 nodes if expanded. */
+const ALIAS_BOMB = [
+  "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
+  ...Array.from({ length: 9 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(9).fill(`*a${i}`).join(", ")}]`),
+  "rules: {}",
+  "",
+].join("\n"); // line 2, column 10: the first alias
+
 /**
- * One session in a workspace with `files`: read notes.txt twice, answer. Returns what the model
- * received and the ignored messages stored in the session.
+ * One session in a workspace with `files` (then `prepare` on the project folder): read notes.txt
+ * twice, answer. Returns what the model received and the ignored messages stored in the session.
  */
-async function scenario(files: Record<string, string>) {
+async function scenario(files: Record<string, string>, prepare?: (projectDir: string) => void) {
   if (!fs.existsSync(ACP_PLUGIN)) throw new Error(`${ACP_PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
   const ws = await createWorkspace({
     files: { "notes.txt": `${NOTES}\n`, ...files },
@@ -61,6 +71,7 @@ async function scenario(files: Record<string, string>) {
     globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 } }) },
   });
   try {
+    prepare?.(ws.projectDir);
     const notes = path.join(ws.projectDir, "notes.txt");
     ws.model.enqueue(
       { toolCalls: [call("call_read_1", "read", { filePath: notes })] },
@@ -117,6 +128,21 @@ describe("broken configuration never stops a session and is reported with file:l
     expect(notices[0]).toMatch(new RegExp(`${escape(path.join(rules, "bad-indent.yaml"))}:8:\\d+`));
     expect(notices[0]).toContain(`${path.join(rules, "typo.yaml")}:8:19`);
     expect(notices[0]).toContain('unknown fact "tol"');
+  }, RUN_TIMEOUT);
+
+  it("hostile files: a YAML alias bomb in .opencode/acp/rules/, /dev/zero and a FIFO in ruleFiles", async () => {
+    const { notices, projectDir } = await scenario(
+      {
+        ".opencode/acp/rules/bomb.yaml": ALIAS_BOMB,
+        ".opencode/acp.jsonc": '{ "ruleFiles": ["/dev/zero", "./pipe.yaml"] }\n',
+      },
+      (dir) => execFileSync("mkfifo", [path.join(dir, ".opencode", "pipe.yaml")]),
+    );
+    expect(notices).toHaveLength(1);
+    const config = path.join(projectDir, ".opencode", "acp.jsonc");
+    expect(notices[0]).toContain(`${path.join(projectDir, ".opencode", "acp", "rules", "bomb.yaml")}:2:10: error: Excessive alias count`);
+    expect(notices[0]).toContain(`${config}:1:17: error: rule file "/dev/zero" is a character device`);
+    expect(notices[0]).toContain(`${config}:1:30: error: rule file "./pipe.yaml" is a FIFO`);
   }, RUN_TIMEOUT);
 });
 

@@ -1,8 +1,24 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { lint } from "../../src/cli/lint.js";
 import { createPruner, loadConfig } from "../../src/index.js";
+import type { Problem } from "../../src/rules/problems.js";
+
+const broken = (f: string) => join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "broken", f);
+const located = (ps: Problem[]) => ps.map((p) => `${p.file}:${p.line}:${p.col} ${p.severity} ${p.ruleId}: ${p.message}`);
+
+/** What the plugin's start-up loads (src/host/plugin.ts) for a project acp.jsonc with `text`. */
+function plugin(text: string) {
+  const d = dirs();
+  const file = join(d.project, ".opencode", "acp.jsonc");
+  writeFileSync(file, text);
+  const c = loadConfig({ projectDir: d.project, xdgConfigHome: d.xdg }, d.env);
+  const pruner = createPruner({ config: c.config, layers: c.layers, ruleDirs: c.ruleDirs });
+  return { file, pruner, problems: [...c.problems, ...pruner.problems] };
+}
 
 function dirs() {
   const root = mkdtempSync(join(tmpdir(), "acp-cfg-"));
@@ -50,8 +66,56 @@ describe("acp.jsonc layering", () => {
     expect(p.problems.map((x) => `${x.line}:${x.col} ${x.message}`)).toEqual(['3:5 unknown rule "state-qury" (did you mean "state-query"?)']);
   });
 
+  it("an unknown preset in acp.jsonc is located at the key, with the config's full path", () => {
+    const { file, problems } = plugin('{\n  "preset": "balance"\n}\n');
+    expect(located(problems)).toEqual([`${file}:2:13 error unknown-preset: unknown preset "balance" (did you mean "balanced"?) (known: compact, balanced, verbose, or a path to a preset file)`]);
+  });
+
   it("an unknown preset is an error naming the known ones", () => {
     const p = createPruner({ preset: "balance" });
     expect(p.problems[0].message).toContain('unknown preset "balance" (did you mean "balanced"?)');
   });
+});
+
+describe("overrides in the plugin are validated exactly as lint validates them", () => {
+  it("an invalid override is reported with file:line:col and skipped whole; the rule keeps its own values", () => {
+    const { file, pruner, problems } = plugin(readFileSync(broken("config-overrides.jsonc"), "utf8"));
+    expect(located(problems)).toEqual([
+      `${file}:5:56 error invalid-option: action "truncate" option headLines must be integer`,
+      `${file}:5:66 error unknown-override: rule "large-output-head-tail" has no param or option "mdoe" (did you mean "mode"?)`,
+      `${file}:6:50 error invalid-param: rule "old-error-first-line" param turns must be a number, not a string`,
+    ]);
+    // as the preset left them (the default preset, balanced, without this config)
+    const entry = (p: typeof pruner, id: string) => p.resolved.all.find((e) => e.spec.id === id)!;
+    const preset = createPruner();
+    for (const id of ["large-output-head-tail", "old-error-first-line"]) expect(entry(pruner, id), id).toEqual(entry(preset, id));
+    expect(entry(pruner, "large-output-head-tail").spec.then.headLines).toEqual(expect.any(Number));
+  });
+
+  it("a valid override applies", () => {
+    const { problems, pruner } = plugin('{ "rules": { "large-output-head-tail": { "with": { "headLines": 20 } }, "old-error-first-line": { "with": { "turns": 6 } } } }');
+    expect(problems).toEqual([]);
+    expect(pruner.resolved.rules.find((r) => r.id === "large-output-head-tail")!.then.headLines).toBe(20);
+    expect(pruner.resolved.rules.find((r) => r.id === "old-error-first-line")!.params.turns).toBe(6);
+  });
+
+  it("an override in a preset file is checked the same way", () => {
+    const d = dirs();
+    const preset = join(d.project, "my-preset.yaml");
+    const builtin = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "..", "presets", "balanced.yaml"), "utf8");
+    writeFileSync(preset, builtin.replace(/^  large-output-head-tail: .*$/m, '  large-output-head-tail: { with: { headLines: "twenty", mdoe: first-line } }'));
+    const pruner = createPruner({ preset });
+    expect(located(pruner.problems.filter((p) => p.file === preset)).map((l) => l.replace(/^.*?:\d+:\d+ /, ""))).toEqual([
+      'error invalid-option: action "truncate" option headLines must be integer',
+      'error unknown-override: rule "large-output-head-tail" has no param or option "mdoe" (did you mean "mode"?)',
+    ]);
+    expect(located(lint([preset]).filter((p) => p.severity === "error"))).toEqual(located(pruner.problems));
+  });
+
+  for (const fixture of ["config.jsonc", "config-overrides.jsonc", "config-preset.jsonc", "config-preset-file.jsonc"])
+    it(`${fixture}: the plugin reports exactly the errors lint reports`, () => {
+      const { file, problems } = plugin(readFileSync(broken(fixture), "utf8"));
+      expect(problems.length).toBeGreaterThan(0);
+      expect(located(problems).sort()).toEqual(located(lint([file]).filter((p) => p.severity === "error")).sort());
+    });
 });
