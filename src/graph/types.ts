@@ -55,6 +55,11 @@ export interface TransformOptions {
    * for the model is added (id tags would end up in the summary, naming parts no longer there).
    */
   compaction?: boolean;
+  /**
+   * false: the agent of this request has no prune tool (a subagent), so no ids, tags or note,
+   * whatever the config says.
+   */
+  tool?: boolean;
 }
 
 /** The programmatic face of the engine; the plugin, the CLI and `acp simulate` all use it. */
