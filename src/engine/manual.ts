@@ -216,7 +216,10 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
         continue;
       }
       manual[partId] = { action: "distill", summary: t.summary.trim() };
-    } else if (req.action === "discard") manual[partId] = { action: "discard" };
+    } else if (req.action === "discard") {
+      // discarded already (a sweep, say): the breadcrumb and who asked stay as they are
+      if (manual[partId]?.action !== "discard") manual[partId] = { action: "discard" };
+    }
     else {
       if (!t.start || !t.end) {
         ok = false;

@@ -206,10 +206,11 @@ const AcpPlugin: Plugin = async (input) => {
     // notice after the turn would come after `opencode run` has exited.
     "chat.message": async (input, output) => {
       try {
+        if (!input.sessionID || !problems.length || toldAboutProblems.has(input.sessionID)) return;
         const parts = output.parts as unknown as { id?: string; type?: string; ignored?: boolean }[];
         const last = parts[parts.length - 1];
         // our own notices are no-reply messages of ignored parts: not the user's
-        if (!input.sessionID || !last?.id || parts.every((p) => p.type === "text" && p.ignored) || (await child(input.sessionID))) return;
+        if (!last?.id || parts.every((p) => p.type === "text" && p.ignored) || (await child(input.sessionID))) return;
         const text = problemsFor(input.sessionID);
         if (!text) return;
         const now = Date.now();

@@ -197,19 +197,20 @@ describe("/acp sweep in the real host", () => {
     const id4 = idIn(first.requests[1], "call_f4");
 
     const before = ws.model.requests.length;
-    const sweep = async (args: string) => {
+    const printed: string[] = [];
+    for (const args of ["sweep 2", "sweep", "sweep"]) {
       const run = await ws.run(args, { session: sessionID, command: "acp", timeoutMs: RUN_TIMEOUT });
-      return run.events.filter((e) => e.type === "text").map((e) => String(e.part?.text))[0];
-    };
-    const a = await sweep("sweep 2");
-    const b = await sweep("sweep");
-    const c = await sweep("sweep");
+      printed.push(...run.events.filter((e) => e.type === "text").map((e) => String(e.part?.text)));
+    }
     expect(ws.model.requests.length - before, "model requests during the sweeps").toBe(0);
+    const [a, b, c] = await replies(ws, sessionID, "acp sweep");
     const figure = (t: string | undefined) => Number(/\((\d+) tokens\)/.exec(t ?? "")?.[1]);
+    // the counts first: the second sweep must not count the first one's outputs again
+    expect([a, b, c].map((t) => /^acp sweep: (\d+) outputs? discarded/.exec(t ?? "")?.[1] ?? "0")).toEqual(["2", "2", "0"]);
     expect(a).toMatch(/^acp sweep: 2 outputs discarded by you \(\d+ tokens\) from the next request\.$/);
     expect(b).toMatch(/^acp sweep: 2 outputs discarded by you \(\d+ tokens\) from the next request; left alone: 2 already pruned\.$/);
     expect(c).toBe("acp sweep: nothing to discard since your last message; left alone: 4 already pruned.");
-    expect(await replies(ws, sessionID, "acp sweep")).toEqual([a, b, c]);
+    expect(printed).toEqual([a, b, c]);
 
     ws.model.enqueue({ text: "Noted." });
     const next = await ws.run("Go on", { session: sessionID, timeoutMs: RUN_TIMEOUT });

@@ -127,6 +127,19 @@ describe("/acp commands", () => {
     expect([tokensIn(first), tokensIn(second)]).toEqual([fmtK(saved.find((e) => e.partId === "prt_c3")!.tokensSaved), fmtK(saved.find((e) => e.partId === "prt_c2")!.tokensSaved)]);
   });
 
+  it("the agent discarding what the user swept leaves the user's breadcrumb as it is", () => {
+    const { p, h, idOf } = withIds();
+    runCommand(p, SID, "sweep", h);
+    const t2 = idOf("prt_c2")!;
+    const before = structuredClone(h);
+    p.transform(before);
+    expect(p.manual(SID, { action: "discard", targets: [t2] }, h)).toEqual({ ok: true, text: `${t2}: discarded` });
+    const after = structuredClone(h);
+    p.transform(after);
+    expect(toolPart(after, "prt_c2")?.state?.output).toBe(`bash({command: "git status"}) → discarded by the user\n[acp:${t2}]`);
+    expect(toolPart(after, "prt_c2")).toEqual(toolPart(before, "prt_c2"));
+  });
+
   it("explain tells an agent's context_prune from a user's sweep", () => {
     const { p, h, idOf } = withIds();
     const t2 = idOf("prt_c2")!;
