@@ -20,6 +20,26 @@ export type IdKind = "t" | "m" | "r";
 export { ID_TAG } from "./render.js";
 export const tagOf = (id: string) => `[acp:${id}]`;
 
+/**
+ * The short id a user or the model wrote, however it was quoted: `t1bz`, `[acp:t1bz]`, `acp:t1bz`
+ * (surrounding spaces and backticks too). Anything else comes back trimmed.
+ */
+export function bareId(raw: string): string {
+  const s = raw.trim().replace(/^`+|`+$/g, "");
+  return /^\[?acp:([tmr][0-9a-z]+)\]?$/.exec(s)?.[1] ?? s;
+}
+
+/**
+ * The part an id names: a short id the plugin gave (`t1bz`, quoted or not), or a part id
+ * (`prt_…`) that `known` recognises. `shown` is the id as it reads back to the user.
+ */
+export function partOf(ids: Record<string, string> | undefined, raw: string, known: (partId: string) => boolean): { shown: string; partId?: string } {
+  const shown = bareId(raw);
+  const byShort = Object.prototype.hasOwnProperty.call(ids ?? {}, shown) ? ids![shown] : undefined;
+  if (byShort !== undefined) return { shown, partId: byShort };
+  return known(shown) ? { shown, partId: shown } : { shown };
+}
+
 /** Minimum size worth an id: tagging tiny parts would cost more than pruning them saves. */
 export const ID_MIN_CHARS = 400;
 

@@ -1,12 +1,14 @@
 // Manual decisions: what the model asks for through the prune tool (discard, distill, replace,
-// restore) on tool outputs, its own earlier text and reasoning. Requests are validated against
-// the original history and stored in state; the patches are computed in the "manual" phase from
-// the fresh copy the host hands over, so they go through the same commit and render path as rule
-// decisions.
-import { buildGraph, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
+// restore) on tool outputs, its own earlier text and reasoning, and what the user discards with
+// /acp sweep. Requests are validated against the original history and stored in state; the
+// patches are computed in the "manual" phase from the fresh copy the host hands over, so they go
+// through the same commit and render path as rule decisions.
+import { buildGraph, tokensOf, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
 import type { Message, Part } from "../graph/types.js";
 import { describeCall } from "./actions/describe.js";
 import type { Patch } from "./actions/index.js";
+import { partOf } from "./ids.js";
+import { patchChars, slotChars } from "./render.js";
 import { touch, type SessionState } from "./state.js";
 
 export type ManualAction = "discard" | "distill" | "replace" | "restore";
@@ -21,14 +23,23 @@ export interface ManualTarget {
 
 export interface ManualRequest {
   action: ManualAction;
-  targets: (ManualTarget | string)[];
+  /** Ids, objects with an id, or the specification's tuples: `[id]`, `[id, summary]`, `[start, end, replacement?]`. */
+  targets: (ManualTarget | string | string[])[];
 }
+
+/** Who asked for a manual prune: the agent (context_prune) unless the user did (/acp sweep). */
+export type ManualBy = "agent" | "user";
 
 export interface ManualEntry {
   action: Exclude<ManualAction, "restore">;
   summary?: string;
   replaces?: { start: string; end: string; replacement?: string }[];
+  /** Absent: the agent (entries stored before the field existed were all the agent's). */
+  by?: ManualBy;
 }
+
+/** Who made a manual entry. */
+export const manualBy = (entry: ManualEntry | undefined): ManualBy => (entry?.by === "user" ? "user" : "agent");
 
 export const REPLACE_MIN_SPAN = 30;
 export const REPLACE_MIN_MARKER = 16;
@@ -87,8 +98,8 @@ export function manualPatch(node: PartNode, entry: ManualEntry): Patch | undefin
   if (p.type === "reasoning" && signedReasoning(p)) return entry.action === "discard" ? { drop: true } : undefined;
   const patch = (content: string): Patch => (p.type === "tool" ? { output: content } : { text: content });
   if (entry.action === "discard") {
-    if (p.type === "tool") return patch(`${describeCall(p)} → discarded by the agent`);
-    return patch(p.type === "reasoning" ? REASONING_DISCARDED : `[message discarded by the agent: ${JSON.stringify(gist(p.text ?? ""))}]`);
+    if (p.type === "tool") return patch(`${describeCall(p)} → discarded by the ${manualBy(entry)}`);
+    return patch(p.type === "reasoning" ? REASONING_DISCARDED : `[message discarded by the ${manualBy(entry)}: ${JSON.stringify(gist(p.text ?? ""))}]`);
   }
   if (entry.action === "distill") {
     if (p.type === "tool") return patch(`${describeCall(p)} → distilled by the agent: ${entry.summary ?? ""}`);
@@ -126,23 +137,58 @@ function refusal(node: PartNode, action: ManualAction, graph: Graph): string | u
   return undefined;
 }
 
+const ACTIONS: readonly ManualAction[] = ["discard", "distill", "replace", "restore"];
+/** An id the model meant (one it mistyped or that is gone), not a replace marker. */
+const LOOKS_LIKE_ID = /^(\[?acp:)?[tmr][0-9a-z]{3,9}\]?$|^prt_\w+$/;
+
+/**
+ * One target as the model wrote it, made an object: an id, an object with an id, or a tuple
+ * (`[id]`, `[id, summary]` for distill, `[id, start, end, replacement?]` or the specification's
+ * `[start, end, replacement?]` for replace, whose part is the one the markers find).
+ */
+function targetOf(t: unknown, action: ManualAction, isId: (s: string) => boolean, findSpan: (start: string, end: string) => string | { error: string }): ManualTarget | { error: string } {
+  if (typeof t === "string") return { id: t };
+  if (Array.isArray(t)) {
+    const [a, b, c, d] = t.map((x) => (typeof x === "string" ? x : x === undefined || x === null ? undefined : String(x)));
+    if (a === undefined || a.trim() === "") return { error: `${JSON.stringify(t)}: the first element must be an id` };
+    if (action === "distill") return { id: a, summary: b };
+    if (action !== "replace") return { id: a };
+    if (isId(a) || LOOKS_LIKE_ID.test(a.trim()) || b === undefined) return { id: a, start: b, end: c, replacement: d };
+    const id = findSpan(a, b);
+    return typeof id === "string" ? { id, start: a, end: b, replacement: c } : id;
+  }
+  if (t && typeof t === "object" && typeof (t as ManualTarget).id === "string") return t as ManualTarget;
+  return { error: `${JSON.stringify(t) ?? String(t)}: not an id (targets are ids such as t12, or [id, …] tuples)` };
+}
+
 /** Applies a request to state; returns the text the model gets back. */
 export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boolean; text: string } {
   const { state } = ctx;
-  const ids = state.ids ?? {};
   const graph = ctx.graph ?? buildGraph(ctx.history);
-  const lines: string[] = [];
+  // unknown-id lines list the ids still available once the whole request is applied
+  const lines: (string | (() => string))[] = [];
   let ok = true;
-  const targets = (req.targets ?? []).map((t) => (typeof t === "string" ? { id: t } : t));
-  if (!["discard", "distill", "replace", "restore"].includes(req.action)) return { ok: false, text: `unknown action "${req.action}" (discard | distill | replace | restore)` };
-  if (targets.length === 0) return { ok: true, text: "nothing to do: no targets given" };
-  for (const t of targets) {
-    const id = String(t.id ?? "").replace(/^\[?acp:/, "").replace(/\]$/, "");
-    const partId = ids[id];
-    const node = partId ? graph.byId.get(partId) : undefined;
-    if (!node) {
+  if (!ACTIONS.includes(req.action)) return { ok: false, text: `unknown action "${req.action}" (discard | distill | replace | restore)` };
+  const raw: unknown[] = Array.isArray(req.targets) ? req.targets : req.targets === undefined || req.targets === null ? [] : [req.targets];
+  if (raw.length === 0) return { ok: true, text: "nothing to do: no targets given" };
+  const resolve = (s: string) => partOf(state.ids, s, (partId) => graph.byId.has(partId));
+  const isId = (s: string) => resolve(s).partId !== undefined;
+  const findSpan = (start: string, end: string) => spanOwner(state, graph, start, end);
+  const seen = new Set<string>();
+  for (const item of raw) {
+    const t = targetOf(item, req.action, isId, findSpan);
+    if ("error" in t) {
       ok = false;
-      lines.push(`${id}: unknown id. Available: ${availableIds(state, graph).join(", ") || "none"}`);
+      lines.push(t.error);
+      continue;
+    }
+    const { shown: id, partId } = resolve(String(t.id ?? ""));
+    const node = partId ? graph.byId.get(partId) : undefined;
+    if (seen.has(partId ?? `?${id}`)) continue; // a target named twice is answered once
+    seen.add(partId ?? `?${id}`);
+    if (!node || !partId) {
+      ok = false;
+      lines.push(() => `${id || '""'}: unknown id. Available: ${availableIds(state, graph, ctx.protection).join(", ") || "none"}`);
       continue;
     }
     if (req.action === "restore") {
@@ -170,7 +216,10 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
         continue;
       }
       manual[partId] = { action: "distill", summary: t.summary.trim() };
-    } else if (req.action === "discard") manual[partId] = { action: "discard" };
+    } else if (req.action === "discard") {
+      // discarded already (a sweep, say): the breadcrumb and who asked stay as they are
+      if (manual[partId]?.action !== "discard") manual[partId] = { action: "discard" };
+    }
     else {
       if (!t.start || !t.end) {
         ok = false;
@@ -199,14 +248,76 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
     // until then the earlier one stays, so no process ever sees the part unpruned in between.
     lines.push(`${id}: ${req.action === "discard" ? "discarded" : req.action === "distill" ? "distilled" : "replaced"}`);
   }
-  return { ok, text: lines.join("\n") };
+  return { ok, text: lines.map((l) => (typeof l === "string" ? l : l())).join("\n") };
 }
 
-function availableIds(state: SessionState, graph: Graph): string[] {
-  return Object.entries(state.ids ?? {})
-    .filter(([, partId]) => graph.byId.has(partId) && !state.decisions[partId]?.output)
-    .map(([id, partId]) => [id, contentOf(graph.byId.get(partId)!.part).length] as const)
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 20)
-    .map(([id, chars]) => `${id} (${Math.ceil(chars / 4)} tokens)`);
+/** The id of the one part with an id whose content holds start…end (the id-less replace tuple). */
+function spanOwner(state: SessionState, graph: Graph, start: string, end: string): string | { error: string } {
+  const owners: string[] = [];
+  for (const [id, partId] of Object.entries(state.ids ?? {})) {
+    const n = graph.byId.get(partId);
+    if (n && replaceBetween(contentOf(n.part), { start, end }).text !== undefined) owners.push(id);
+  }
+  if (owners.length === 1) return owners[0];
+  const span = `${JSON.stringify(start)} … ${JSON.stringify(end)}`;
+  if (owners.length === 0) return { error: `${span}: no output or message with an id holds these markers (give the id first: [id, start, end, replacement])` };
+  return { error: `${span}: several parts hold these markers (${owners.join(", ")}); give the id first: [id, start, end, replacement]` };
+}
+
+/** Ids the model could still prune: not pruned or asked for already, not protected; the largest first. */
+function availableIds(state: SessionState, graph: Graph, protection: (partId: string) => string | undefined): string[] {
+  const out: string[] = [];
+  const candidates = Object.entries(state.ids ?? {})
+    .filter(([, partId]) => graph.byId.has(partId) && !state.decisions[partId]?.output && !state.manual?.[partId])
+    .map(([id, partId]) => [id, partId, contentOf(graph.byId.get(partId)!.part).length] as const)
+    .sort((a, b) => b[2] - a[2]);
+  for (const [id, partId, chars] of candidates) {
+    if (out.length === 20) break;
+    if (!protection(partId)) out.push(`${id} (${Math.ceil(chars / 4)} tokens)`);
+  }
+  return out;
+}
+
+export interface SweepResult {
+  /** Outputs newly discarded, and the tokens that frees from every later request. */
+  parts: number;
+  tokens: number;
+  /** Left alone: pruned or asked for already, protected, too small to be worth a breadcrumb. */
+  already: number;
+  protected: number;
+  small: number;
+}
+
+/** Characters a replacement must save to be worth a change (as the commit phase requires). */
+const MIN_SAVING = 16;
+
+/**
+ * /acp sweep: the user discards the completed tool outputs after their last message (or the newest
+ * n). Each is counted once: outputs already pruned, or already asked for by an earlier sweep or by
+ * the agent, are left alone, and the tokens are what the breadcrumb saves, as the commit reports.
+ */
+export function applySweep(state: SessionState, graph: Graph, n: number | undefined, protection: (partId: string) => unknown): SweepResult {
+  const tools = graph.nodes.filter((x) => x.part.type === "tool" && x.part.state?.status === "completed" && graph.byId.get(x.part.id) === x);
+  const targets = n !== undefined ? tools.slice(Math.max(0, tools.length - n)) : tools.filter((x) => x.msgIndex > graph.lastUserMsgIndex);
+  const r: SweepResult = { parts: 0, tokens: 0, already: 0, protected: 0, small: 0 };
+  for (const t of targets) {
+    const id = t.part.id;
+    if (state.decisions[id]?.output || state.manual?.[id]) r.already++;
+    else if (protection(id)) r.protected++;
+    else {
+      const entry: ManualEntry = { action: "discard", by: "user" };
+      const patch = manualPatch(t, entry);
+      const before = patch ? slotChars(t, patch) : 0;
+      if (!patch || patchChars(patch) + MIN_SAVING > before) {
+        r.small++;
+        continue;
+      }
+      (state.manual ??= {})[id] = entry;
+      touch(state, id);
+      if (state.pinned) delete state.pinned[id];
+      r.parts++;
+      r.tokens += Math.max(0, tokensOf(before) - tokensOf(patchChars(patch)));
+    }
+  }
+  return r;
 }

@@ -12,7 +12,7 @@ import { SessionRuntime } from "./session.js";
 import { decisionsOf, loadState, newState, saveState, touch, type SessionState } from "./state.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
 import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
-import { applyManual, type ManualRequest } from "./manual.js";
+import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
@@ -73,8 +73,8 @@ export interface AcpPruner extends Pruner {
   restore(sessionID: string, partId: string): boolean;
   /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
   why(sessionID: string, partId: string): PartExplanation | undefined;
-  /** Discards the tool outputs since the last user message (or the newest n); protection holds. */
-  sweep(sessionID: string, history: Message[], n?: number): { parts: number; tokens: number; skipped: number };
+  /** The user discards the tool outputs since their last message (or the newest n); protection holds. */
+  sweep(sessionID: string, history: Message[], n?: number): SweepResult;
   /** A prune request from the model (the context_prune tool); `history` is the original session. */
   manual(sessionID: string, request: ManualRequest, history: Message[]): { ok: boolean; text: string };
 }
@@ -207,7 +207,9 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   function transform(messages: Message[], options: TransformOptions = {}): void {
     if (!config.enabled || !Array.isArray(messages) || messages.length === 0) return;
     const undo: Undo = [];
-    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: config.tool, tags: config.tool && !options.compaction, fresh: !rendered.has(messages) };
+    // ids exist for the prune tool: none where the agent has no such tool (a subagent)
+    const tool = config.tool && options.tool !== false;
+    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: tool, tags: tool && !options.compaction, fresh: !rendered.has(messages) };
     const ours = deferIds ? isIntroPart : undefined; // our note from an earlier pass over this array
     try {
       const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
@@ -219,7 +221,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         // committed decisions only, so a repeat can neither commit nor shift anything.
         const copy = buildGraph(messages, undefined, { ours, anchor: rt.state.introAt });
         renderById(copy, rt.state.decisions, to);
-        if (config.tool) renderIdsById(copy, rt.graph, rt.state, to);
+        if (tool) renderIdsById(copy, rt.graph, rt.state, to);
         applyDrops(to.drops, undo);
         if (deferIds && to.tags) renderIntro(messages, rt.state, undo, copy);
         return;
@@ -256,7 +258,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       const now = typeof options.now === "number" ? options.now : Date.now();
       const result = runPhases(rt, resolved.commit, tokens, now);
       rt.state.lastCallAt = now;
-      if (config.tool) {
+      if (tool) {
         const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
         if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
       }
@@ -357,24 +359,10 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     sweep(sessionID, history, n) {
       const rt = runtime(sessionID);
       const graph = buildGraph(history);
-      const protection = protectionIn(rt, graph);
-      const tools = graph.nodes.filter((x) => x.part.type === "tool" && x.part.state?.status === "completed");
-      const targets = n !== undefined ? tools.slice(Math.max(0, tools.length - n)) : tools.filter((x) => x.msgIndex > graph.lastUserMsgIndex);
-      let parts = 0, tokens = 0, skipped = 0;
-      for (const t of targets) {
-        if (protection(t.part.id) || rt.state.decisions[t.part.id]?.output) {
-          skipped++;
-          continue;
-        }
-        (rt.state.manual ??= {})[t.part.id] = { action: "discard" };
-        touch(rt.state, t.part.id);
-        if (rt.state.pinned) delete rt.state.pinned[t.part.id];
-        parts++;
-        tokens += Math.ceil(t.outputChars / 4);
-      }
+      const result = applySweep(rt.state, graph, n, protectionIn(rt, graph));
       rt.dirty = true;
       persist(rt);
-      return { parts, tokens, skipped };
+      return result;
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);

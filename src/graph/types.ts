@@ -60,6 +60,11 @@ export interface TransformOptions {
    * so the prompt-cache lifetime is judged as it was live.
    */
   now?: number;
+  /**
+   * false: the agent of this request has no prune tool (a subagent), so no ids, tags or note,
+   * whatever the config says.
+   */
+  tool?: boolean;
 }
 
 /** The programmatic face of the engine; the plugin, the CLI and `acp simulate` all use it. */

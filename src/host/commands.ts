@@ -1,9 +1,13 @@
 // Text of the /acp commands. Pure functions of the pruner state and the session history, so
 // they are tested without a host.
-import { buildGraph, tokensOf, toolResultText, textOf } from "../graph/graph.js";
+import { buildGraph, tokensOf, toolResultText, textOf, type Graph } from "../graph/graph.js";
 import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
+import { partOf } from "../engine/ids.js";
+import { manualBy, type ManualEntry } from "../engine/manual.js";
 import { budgetText, type BudgetLimit } from "./budget.js";
+import { fmtK } from "./notify.js";
+import { callLabel } from "./reminders.js";
 
 const fmt = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}K` : String(n));
 
@@ -15,7 +19,7 @@ export const HELP = [
   "  /acp budget      context window use of the last request, and what to do about it",
   "  /acp protected   protected tools and file globs",
   "  /acp sweep [n]   discard tool outputs since your last message (or the newest n)",
-  "  /acp explain ID  which rule pruned a part (part id) and why",
+  "  /acp explain ID  who pruned a part and why (ID: t1bz as in [acp:t1bz], or a part id prt_…)",
   "  /acp restore ID  show a pruned part in full again",
 ].join("\n");
 
@@ -76,19 +80,65 @@ export function protectedText(pruner: AcpPruner): string {
   ].join("\n");
 }
 
-export function explainText(pruner: AcpPruner, sessionID: string, id: string): string {
-  const e = pruner.explain(sessionID).filter((x) => x.partId === id);
-  if (!e.length) return `acp explain: part ${id} is not pruned.`;
+/** What a user named with an id: the part (when the session knows it) and how to call it. */
+function named(pruner: AcpPruner, sessionID: string, raw: string, graph: Graph): { shown: string; partId?: string; label: string } {
+  const state = pruner.state(sessionID);
+  const { shown, partId } = partOf(state.ids, raw, (id) => graph.byId.has(id) || state.decisions[id] !== undefined || state.manual?.[id] !== undefined);
+  const part = partId ? graph.byId.get(partId)?.part : undefined;
+  const what = part ? (part.type === "tool" ? callLabel(part) : part.type === "text" ? "message" : part.type) : undefined;
+  const ids = [shown !== partId ? partId : undefined, what].filter(Boolean).join(", ");
+  return { shown, partId, label: ids ? `${shown} (${ids})` : shown };
+}
+
+const unknownId = (cmd: string, shown: string) =>
+  `acp ${cmd}: unknown id "${shown}". Ids are the ones in [acp:…] tags, such as t1bz, or part ids (prt_…).`;
+
+/** "discarded by the user with /acp sweep": a manual prune says who asked for it. */
+function manualText(entry: ManualEntry | undefined, action: string): string {
+  const done = entry?.action === "distill" ? "distilled" : entry?.action === "replace" ? "cut (replace)" : entry?.action === "discard" ? "discarded" : action;
+  return manualBy(entry) === "user" ? `${done} by the user with /acp sweep` : `${done} by the agent with context_prune`;
+}
+
+export function explainText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
+  const who = named(pruner, sessionID, raw, buildGraph(messages));
+  if (!who.partId) return unknownId("explain", who.shown);
+  const state = pruner.state(sessionID);
+  const manual = state.manual?.[who.partId];
+  const e = pruner.explain(sessionID).filter((x) => x.partId === who.partId);
+  if (!e.length) {
+    if (manual) return `acp explain ${who.label}: not pruned yet; ${manualText(manual, "pruned")}, applied from the next request.`;
+    return `acp explain ${who.label}: not pruned.`;
+  }
   return e
     .map((x) => {
+      const tokens = `${x.tokensSaved} tokens saved`;
+      if (x.rule === "manual") return `acp explain ${who.label}: ${manualText(manual, x.action)} (${tokens})`;
       const rule = pruner.resolved.all.find((r) => r.spec.id === x.rule)?.spec;
-      return `acp explain ${id}: ${x.action} by rule "${x.rule}" (${x.tokensSaved} tokens saved)${rule ? ` — ${rule.description} [${rule.source?.file}:${rule.source?.line}]` : ""}`;
+      return `acp explain ${who.label}: ${x.action} by rule "${x.rule}" (${tokens})${rule ? ` — ${rule.description} [${rule.source?.file}:${rule.source?.line}]` : ""}`;
     })
     .join("\n");
 }
 
+export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
+  const who = named(pruner, sessionID, raw, buildGraph(messages));
+  if (!who.partId) return unknownId("restore", who.shown);
+  return pruner.restore(sessionID, who.partId) ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
+}
+
+export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined): string {
+  const r = pruner.sweep(sessionID, messages, n);
+  const alone = [
+    r.already && `${r.already} already pruned`,
+    r.protected && `${r.protected} protected`,
+    r.small && `${r.small} too small to be worth it`,
+  ].filter(Boolean);
+  const rest = alone.length ? `; left alone: ${alone.join(", ")}` : "";
+  if (r.parts === 0) return `acp sweep: nothing to discard${n === undefined ? " since your last message" : ""}${rest}.`;
+  return `acp sweep: ${r.parts} output${r.parts === 1 ? "" : "s"} discarded by you (${fmtK(r.tokens)} tokens) from the next request${rest}.`;
+}
+
 /** Subcommands that read the session history (the plugin fetches it for them). */
-export const NEEDS_HISTORY = /^(context|sweep|budget)\b/;
+export const NEEDS_HISTORY = /^(context|sweep|budget|explain|restore)\b/;
 
 export interface CommandEnv {
   /** The context limit for /acp budget (the plugin looks it up asynchronously). */
@@ -112,14 +162,12 @@ export function runCommand(pruner: AcpPruner, sessionID: string, args: string, m
     case "sweep": {
       const n = arg === undefined ? undefined : Number.parseInt(arg, 10);
       if (n !== undefined && !(n > 0)) return "usage: /acp sweep [n]  (n: how many of the newest tool outputs)";
-      const r = pruner.sweep(sessionID, messages, n);
-      return `acp sweep: ${r.parts} output${r.parts === 1 ? "" : "s"} discarded (~${fmt(r.tokens)} tokens) from the next request${r.skipped ? `; ${r.skipped} protected or already pruned left alone` : ""}.`;
+      return sweepText(pruner, sessionID, messages, n);
     }
     case "explain":
-      return arg ? explainText(pruner, sessionID, arg) : "usage: /acp explain <part id>";
+      return arg ? explainText(pruner, sessionID, arg, messages) : "usage: /acp explain <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
     case "restore":
-      if (!arg) return "usage: /acp restore <part id>";
-      return pruner.restore(sessionID, arg) ? `acp: part ${arg} restored; it is sent in full from the next request.` : `acp: part ${arg} is not pruned.`;
+      return arg ? restoreText(pruner, sessionID, arg, messages) : "usage: /acp restore <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
     default:
       return `acp: unknown subcommand "${sub}".\n${HELP}`;
   }

@@ -13,9 +13,8 @@ import { createLogger } from "./log.js";
 import { applyReminders, reminderSettings, sessionFacts, stripReminders } from "./reminders.js";
 import { PruneNotifier } from "./notify.js";
 import { chooseLimit, lastUsage, modelLimit } from "./budget.js";
+import { beforeFailing, commandHandled, handledMessage } from "./handled.js";
 
-/** Thrown from command.execute.before so the host does not call the model for /acp. */
-const HANDLED = "__ACP_COMMAND_HANDLED__";
 /** Problems listed in the notice; a broken folder of rule files can hold thousands. */
 const NOTICE_PROBLEMS = 20;
 
@@ -62,10 +61,14 @@ const AcpPlugin: Plugin = async (input) => {
   /** Agent and model of each session's last real user message: notices keep them, so the UI does not switch. */
   const lastUserOf = new Map<string, { agent?: string; model?: { providerID: string; modelID: string } }>();
 
-  /** Shows `text` in the session as an ignored user message: stored and displayed, never sent to the model. */
+  /**
+   * Shows `text` in the session as an ignored user message: stored and displayed, never sent to
+   * the model. A finished text part (time.end) is what `opencode run` prints.
+   */
   async function notify(sessionID: string, text: string) {
     const who = lastUserOf.get(sessionID) ?? {};
-    const body: Record<string, unknown> = { noReply: true, parts: [{ type: "text", text, ignored: true }] };
+    const now = Date.now();
+    const body: Record<string, unknown> = { noReply: true, parts: [{ type: "text", text, ignored: true, time: { start: now, end: now } }] };
     if (who.agent) body.agent = who.agent;
     if (who.model) body.model = who.model;
     await client.session.prompt({ path: { id: sessionID }, body });
@@ -104,13 +107,20 @@ const AcpPlugin: Plugin = async (input) => {
     }
   }
 
-  /** After a turn: configuration problems (once per session) and what this turn pruned. */
+  /** The configuration problems, the first time a session asks (once per session and process). */
+  function problemsFor(sessionID: string): string | undefined {
+    if (!problems.length || toldAboutProblems.has(sessionID)) return undefined;
+    toldAboutProblems.add(sessionID);
+    return problemNotice;
+  }
+
+  /** After a turn: configuration problems (if the turn's message did not show them) and what this turn pruned. */
   async function onIdle(sessionID: string) {
     compacting.delete(sessionID);
     if (!sessionID || (await child(sessionID))) return;
-    if (problems.length && !toldAboutProblems.has(sessionID) && lastUserOf.has(sessionID)) {
-      toldAboutProblems.add(sessionID);
-      await notify(sessionID, problemNotice);
+    if (lastUserOf.has(sessionID)) {
+      const told = problemsFor(sessionID);
+      if (told) await notify(sessionID, told);
     }
     const last = pruner.lastCall(sessionID);
     const text = notifier.take(sessionID, last);
@@ -157,7 +167,7 @@ const AcpPlugin: Plugin = async (input) => {
         if (compacting.delete(sessionID)) return; // the compaction agent's request
         if (!toolOn) return;
         if (output.system.some((s) => s.includes("You are a title generator"))) return;
-        if (await subagent(sessionID)) return;
+        if (await child(sessionID)) return; // subagents have no context_prune (primary_tools)
         const text = pruner.systemPrompt(sessionID);
         if (text) output.system.push(text);
       } catch (e) {
@@ -192,7 +202,8 @@ const AcpPlugin: Plugin = async (input) => {
         const remind = (reminders.todo.enabled || reminders.automata.enabled) && !inCompaction;
         const facts = remind ? safe("reminders", () => sessionFacts(messages)) : undefined;
         if (notifier.enabled) safe("notify", () => notifier.before(sessionID, pruner.state(sessionID), messages));
-        pruner.transform(messages, { compaction: inCompaction }); // no id tags in what the summary is made from
+        // no id tags in what the summary is made from, nor where the agent has no prune tool (subagents)
+        pruner.transform(messages, { compaction: inCompaction, tool: !(await child(sessionID)) });
         if (notifier.enabled) safe("notify", () => notifier.after(sessionID, pruner.state(sessionID)));
         // Not in the copy the compaction agent summarises, nor in subagents.
         if (facts && !(await child(sessionID))) {
@@ -204,24 +215,45 @@ const AcpPlugin: Plugin = async (input) => {
       }
     },
 
+    // The user's message, before it is stored: configuration problems go with the session's
+    // first message as an ignored part (shown, printed by `opencode run`, never sent), where a
+    // notice after the turn would come after `opencode run` has exited.
+    "chat.message": async (input, output) => {
+      try {
+        if (!input.sessionID || !problems.length || toldAboutProblems.has(input.sessionID)) return;
+        const parts = output.parts as unknown as { id?: string; type?: string; ignored?: boolean }[];
+        const last = parts[parts.length - 1];
+        // our own notices are no-reply messages of ignored parts: not the user's
+        if (!last?.id || parts.every((p) => p.type === "text" && p.ignored) || (await child(input.sessionID))) return;
+        const text = problemsFor(input.sessionID);
+        if (!text) return;
+        const now = Date.now();
+        // an id just after the message's last part, so the notice shows below what the user wrote
+        parts.push({ id: `${last.id}acp`, sessionID: input.sessionID, messageID: output.message.id, type: "text", text, ignored: true, time: { start: now, end: now } } as any);
+      } catch (e) {
+        log.error("chat.message", e);
+      }
+    },
+
     "command.execute.before": async (input, _output) => {
       if (input.command !== "acp") return;
-      let text: string;
+      const args = input.arguments.trim();
       try {
-        const args = input.arguments.trim();
         const messages = NEEDS_HISTORY.test(args) ? await history(input.sessionID) : [];
         let limit;
         if (/^budget\b/.test(args)) {
           const usage = lastUsage(messages);
           limit = chooseLimit(await modelLimit(client, usage?.providerID, usage?.modelID), loaded.config.contextLimit);
         }
-        text = runCommand(pruner, input.sessionID, input.arguments, messages, { limit });
-        await notify(input.sessionID, text);
+        const text = runCommand(pruner, input.sessionID, input.arguments, messages, { limit });
+        const told = problemsFor(input.sessionID);
+        await notify(input.sessionID, told ? `${text}\n\n${told}` : text);
+        await beforeFailing();
       } catch (e) {
         log.error("command", e);
         return; // let the command reach the model rather than fail the user's turn
       }
-      throw new Error(HANDLED);
+      throw commandHandled(handledMessage(args.split(/\s+/)[0] || "help"));
     },
   };
 };

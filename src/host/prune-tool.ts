@@ -15,6 +15,7 @@ const target = z.union([
     end: z.string().optional().describe("replace: literal text where the cut ends"),
     replacement: z.string().optional().describe("replace: text put in place of the cut"),
   }),
+  z.array(z.string()).min(1).describe("a tuple: [id], [id, summary] to distill, [id, start, end, replacement] or [start, end, replacement] to replace"),
 ]);
 
 export function pruneTool(pruner: AcpPruner, history: (sessionID: string, ctx: any) => Promise<Message[]>) {
@@ -23,7 +24,7 @@ export function pruneTool(pruner: AcpPruner, history: (sessionID: string, ctx: a
       "Prune your own context: discard outputs you no longer need, distill them to a summary, cut a span between two literal markers, or restore an earlier prune. Targets are the ids in [acp:…] tags: t… ends a tool output, m… ends one of your earlier messages, r… names your reasoning in that step (shown after it, on the step's text or first tool output). Reasoning can be pruned only after the user's next message. Several targets can go in one call.",
     args: {
       action: z.enum(["discard", "distill", "replace", "restore"]).describe("what to do with the targets"),
-      targets: z.array(target).describe("ids (or objects with id and options)"),
+      targets: z.array(target).describe("ids, objects with an id and options, or tuples"),
     },
     async execute(args: { action: "discard" | "distill" | "replace" | "restore"; targets: any[] }, ctx: any): Promise<string> {
       const messages = await history(ctx.sessionID, ctx);

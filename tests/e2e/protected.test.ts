@@ -5,7 +5,7 @@
 // ids that exist. The tool's "protected" refusal is reached when an output got its id while it
 // was unprotected and the user protects it later (here: protectedFiles gains the file between
 // two opencode processes); the model's discard by that id is then refused with the documented
-// message, and the output stays in full.
+// message, and the output stays in full; an unknown id's list of what is available leaves it out.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -74,11 +74,13 @@ describe("protected outputs and context_prune in the real host", () => {
         if (shown !== bigId) throw new Error(`big.txt id changed: ${bigId} -> ${shown}`);
         return { toolCalls: [call("call_p2", "context_prune", { action: "discard", targets: [bigId!] })] };
       },
+      // an unknown id: the list of what is available must not offer big.txt now
+      { toolCalls: [call("call_p3", "context_prune", { action: "discard", targets: ["t99"] })] },
       { text: "It is protected." },
     );
     const run = await ws.run("Drop big.txt from your context", { session: sessionID, timeoutMs: RUN_TIMEOUT });
     expectCleanRun(ws, run);
-    expect(run.requests).toHaveLength(2);
+    expect(run.requests).toHaveLength(3);
 
     const refusal = toolResult(run.requests[1], "call_p2")!;
     expect(refusal).toContain(`${bigId}: protected`);
@@ -86,5 +88,7 @@ describe("protected outputs and context_prune in the real host", () => {
     expect(refusal).toContain("**/big.txt"); // the help lists the protected globs
     expect(toolResult(run.requests[1], "call_big")).toBe(bigOriginal);
     expect(toolResult(run.requests[1], "call_big")).toContain("big line 20");
+    expect(toolResult(run.requests[2], "call_p3")).toBe("Some targets were not pruned:\nt99: unknown id. Available: none");
+    expect(toolResult(run.requests[2], "call_big")).toBe(bigOriginal);
   }, RUN_TIMEOUT);
 });

@@ -181,3 +181,51 @@ describe("context_prune in the real host: discard, distill, replace, restore", (
     expect(toolResult(req, "call_c"), "gamma: span replaced").toBe(toolResult(run.requests[5], "call_c"));
   }, RUN_TIMEOUT);
 });
+
+// The specification writes targets as tuples (`[["t0uf"]]`, `[["t0uf", "summary"]]`). A target
+// named twice is answered once, and an unknown id's list of what is available leaves out what the
+// same call discarded. After a restart (state lost) the tuples are replayed like the rest.
+describe("context_prune in the real host: the specification's tuples and its replies", () => {
+  let ws: Workspace;
+
+  beforeAll(async () => {
+    if (!fs.existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
+    ws = await createWorkspace({ files: { "alpha.txt": ALPHA, "beta.txt": BETA }, plugins: [PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 0 }) } });
+  });
+  afterAll(async () => ws?.dispose());
+
+  it("[[id]] discards, [[id, summary]] distills, a repeated target is answered once, Available leaves out this call's discards", async () => {
+    const file = (f: string) => path.join(ws.projectDir, f);
+    const ids: Record<string, string> = {};
+    ws.model.enqueue(
+      { toolCalls: [call("call_a", "read", { filePath: file("alpha.txt") }), call("call_b", "read", { filePath: file("beta.txt") })] },
+      (req) => {
+        ids.a = idIn(req, "call_a");
+        ids.b = idIn(req, "call_b");
+        return { toolCalls: [call("call_p1", "context_prune", { action: "discard", targets: [[ids.a], [ids.a], `[acp:${ids.a}]`, ["t0zz"]] })] };
+      },
+      () => ({ toolCalls: [call("call_p2", "context_prune", { action: "distill", targets: [[ids.b, SUMMARY]] })] }),
+      { text: "Pruned with tuples." },
+    );
+    const run = await ws.run("Read alpha and beta then prune them", { timeoutMs: RUN_TIMEOUT });
+    expectCleanRun(ws, run);
+    const r = run.requests;
+    expect(r).toHaveLength(4);
+    const tokensB = /\((\d+) tokens\)/; // beta's size as the list gives it
+    const reply1 = toolResult(r[2], "call_p1")!;
+    expect(reply1.split("\n")[0]).toBe("Some targets were not pruned:");
+    expect(reply1.split("\n").slice(1)).toEqual([`${ids.a}: discarded`, expect.stringMatching(new RegExp(`^t0zz: unknown id\\. Available: ${ids.b} \\(\\d+ tokens\\)$`))]);
+    expect(reply1).toMatch(tokensB);
+    expect(toolResult(r[2], "call_a")).toMatch(/^read\(\{filePath: ".*alpha\.txt"\}\) → discarded by the agent\n\[acp:t[0-9a-z]+\]$/);
+    expect(toolResult(r[3], "call_p2")).toBe(`${ids.b}: distilled`);
+    expect(toolResult(r[3], "call_b")).toContain(`distilled by the agent: ${SUMMARY}`);
+
+    // a new process without the state file replays the tuples from the history
+    fs.rmSync(ws.acpStateFile(run.sessionID!));
+    ws.model.enqueue({ text: "Still pruned." });
+    const next = await ws.run("And now?", { session: run.sessionID, timeoutMs: RUN_TIMEOUT });
+    expectCleanRun(ws, next);
+    expect(toolResult(next.requests[0], "call_a")).toBe(toolResult(r[3], "call_a"));
+    expect(toolResult(next.requests[0], "call_b")).toBe(toolResult(r[3], "call_b"));
+  }, RUN_TIMEOUT);
+});

@@ -68,6 +68,40 @@ describe("ids and the prune tool", () => {
     expect(prot.text).toContain("protectedFiles in acp.jsonc");
   });
 
+  it("takes the specification's tuples: [id], [id, summary], [id, start, end, replacement] and [start, end, replacement]", () => {
+    const { p, h, idOf } = setup();
+    const [b1, g1] = [idOf("prt_b1")!, idOf("prt_g1")!];
+    expect(p.manual(SID, { action: "discard", targets: [[b1]] }, h)).toEqual({ ok: true, text: `${b1}: discarded` });
+    expect(p.manual(SID, { action: "distill", targets: [[g1, "foo is used in 3 files"]] }, h)).toEqual({ ok: true, text: `${g1}: distilled` });
+    let next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_b1")?.state?.output).toBe(`bash({command: "npm test"}) → discarded by the agent\n[acp:${b1}]`);
+    expect(toolPart(next, "prt_g1")?.state?.output).toBe(`grep({pattern: "foo"}) → distilled by the agent: foo is used in 3 files\n[acp:${g1}]`);
+    // replace without an id: the markers find the part
+    const [start, end] = ["1: grep line 0", "3: grep line 2 " + "x".repeat(40)];
+    expect(p.manual(SID, { action: "replace", targets: [[start, end, "[cut]"]] }, h)).toEqual({ ok: true, text: `${g1}: replaced` });
+    expect(p.manual(SID, { action: "replace", targets: [[g1, "\n4: grep line 3 x", "6: grep line 5 " + "x".repeat(40)]] }, h)).toEqual({ ok: true, text: `${g1}: replaced` });
+    next = structuredClone(h);
+    p.transform(next);
+    const cut = String(toolPart(next, "prt_g1")?.state?.output);
+    expect(cut.startsWith("[cut][… ")).toBe(true); // lines 1-3, then (from the newline before it) lines 4-6
+    expect(cut).toMatch(/^\[cut\]\[… \d+ chars removed by the agent\]\n7: grep line 6 /);
+    const none = p.manual(SID, { action: "replace", targets: [["no such start marker here", "nor such an end marker"]] }, h);
+    expect(none.ok).toBe(false);
+    expect(none.text).toMatch(/^"no such start marker here" … "nor such an end marker": no output or message with an id holds these markers/);
+  });
+
+  it("unknown ids list what is still available: not what this call discarded, nor protected parts; a repeated target is answered once", () => {
+    const { p, h, idOf } = setup();
+    const [b1, g1] = [idOf("prt_b1")!, idOf("prt_g1")!];
+    (p.state(SID).ids ??= {}).tzz = "prt_pkg"; // an id on a protected file (config changed since, say)
+    const r = p.manual(SID, { action: "discard", targets: ["t999", b1, [b1], `[acp:${b1}]`] }, h);
+    expect(r.ok).toBe(false);
+    expect(r.text.split("\n")).toEqual([`t999: unknown id. Available: ${g1} (${Math.ceil(bigText("grep").length / 4)} tokens)`, `${b1}: discarded`]);
+    const empty = p.manual(SID, { action: "discard", targets: [[""], 42 as unknown as string] }, h);
+    expect(empty.text.split("\n")).toEqual(['[""]: the first element must be an id', "42: not an id (targets are ids such as t12, or [id, …] tuples)"]);
+  });
+
   it("replace needs unique markers, a long enough span and one marker over 15 chars", () => {
     const text = "alpha beta gamma delta epsilon zeta eta theta";
     expect(replaceBetween(text, { start: "alpha", end: "theta" }).error).toMatch(/at least 16/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { runCommand, HELP } from "../../src/host/commands.js";
+import { fmtK } from "../../src/host/notify.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 
 function session() {
@@ -58,7 +59,7 @@ describe("/acp commands", () => {
   it("explain names the rule and restore brings the part back", () => {
     const { p, h } = pruned();
     expect(runCommand(p, SID, "explain prt_c1", [])).toMatch(/^acp explain prt_c1: supersede by rule "identical-call" \(\d+ tokens saved\) — The same tool/);
-    expect(runCommand(p, SID, "restore prt_c1", [])).toBe("acp: part prt_c1 restored; it is sent in full from the next request.");
+    expect(runCommand(p, SID, "restore prt_c1", [])).toBe("acp: prt_c1 restored; it is sent in full from the next request.");
     const next = structuredClone(h);
     p.transform(next);
     expect(toolPart(next, "prt_c1")?.state?.output).toBe(bigText("st1"));
@@ -66,12 +67,85 @@ describe("/acp commands", () => {
 
   it("sweep discards the current turn's outputs but not protected files", () => {
     const { p, h } = pruned();
-    expect(runCommand(p, SID, "sweep", h)).toBe("acp sweep: 2 outputs discarded (~8.6K tokens) from the next request; 1 protected or already pruned left alone.");
+    expect(runCommand(p, SID, "sweep", h)).toBe("acp sweep: 2 outputs discarded by you (8.6K tokens) from the next request; left alone: 1 protected.");
     const next = structuredClone(h);
     p.transform(next);
-    expect(toolPart(next, "prt_c3")?.state?.output).toBe('grep({pattern: "x"}) → discarded by the agent');
+    expect(toolPart(next, "prt_c3")?.state?.output).toBe('grep({pattern: "x"}) → discarded by the user');
     expect(toolPart(next, "prt_c4")?.state?.output).toBe(bigText("env"));
     expect(runCommand(p, SID, "sweep zero", h)).toMatch(/^usage/);
+  });
+
+  /** The session with ids on (as the plugin runs by default once the prompt is large). */
+  function withIds() {
+    const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
+    const h = session();
+    p.transform(structuredClone(h));
+    const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)?.[0];
+    return { p, h, idOf };
+  }
+
+  it("explain and restore take the ids users see ([acp:t…] or t…) as well as part ids; an unknown id says so", () => {
+    const { p, h, idOf } = withIds();
+    const t1 = idOf("prt_c1")!;
+    const t3 = idOf("prt_c3")!;
+    expect(t1).toMatch(/^t[0-9a-z]+$/);
+    const explained = new RegExp(`^acp explain ${t1} \\(prt_c1, bash git status\\): supersede by rule "identical-call" \\(\\d+ tokens saved\\)`);
+    expect(runCommand(p, SID, `explain ${t1}`, h)).toMatch(explained);
+    expect(runCommand(p, SID, `explain [acp:${t1}]`, h)).toMatch(explained);
+    expect(runCommand(p, SID, `explain ${t3}`, h)).toBe(`acp explain ${t3} (prt_c3, grep x): not pruned.`);
+    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned.`);
+    for (const cmd of ["explain", "restore"]) {
+      expect(runCommand(p, SID, `${cmd} tzzz`, h)).toBe(`acp ${cmd}: unknown id "tzzz". Ids are the ones in [acp:…] tags, such as t1bz, or part ids (prt_…).`);
+      expect(runCommand(p, SID, `${cmd} prt_nope`, h)).toMatch(new RegExp(`^acp ${cmd}: unknown id "prt_nope"`));
+    }
+    expect(runCommand(p, SID, `restore [acp:${t1}]`, h)).toBe(`acp: ${t1} (prt_c1, bash git status) restored; it is sent in full from the next request.`);
+    const next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_c1")?.state?.output).toBe(`${bigText("st1")}\n[acp:${t1}]`);
+  });
+
+  it("sweep counts each output once, and the breadcrumb and explain say the user discarded it", () => {
+    const { p, h, idOf } = withIds();
+    // newest two: prt_c3 goes, prt_c4 (.env) is protected
+    expect(runCommand(p, SID, "sweep 2", h)).toMatch(/^acp sweep: 1 output discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 protected\.$/);
+    // since the last message: prt_c2 is new, prt_c3 was swept already
+    expect(runCommand(p, SID, "sweep", h)).toMatch(/^acp sweep: 1 output discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 already pruned, 1 protected\.$/);
+    expect(runCommand(p, SID, "sweep", h)).toBe("acp sweep: nothing to discard since your last message; left alone: 2 already pruned, 1 protected.");
+    const t3 = idOf("prt_c3")!;
+    expect(runCommand(p, SID, `explain ${t3}`, h)).toBe(`acp explain ${t3} (prt_c3, grep x): not pruned yet; discarded by the user with /acp sweep, applied from the next request.`);
+    const next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_c3")?.state?.output).toBe(`grep({pattern: "x"}) → discarded by the user\n[acp:${t3}]`);
+    expect(runCommand(p, SID, `explain ${t3}`, h)).toMatch(new RegExp(`^acp explain ${t3} \\(prt_c3, grep x\\): discarded by the user with /acp sweep \\(\\d+ tokens saved\\)$`));
+    // the figures the sweeps reported are the tokens the committed decisions save (the notification's)
+    const saved = p.explain(SID).filter((e) => e.partId === "prt_c2" || e.partId === "prt_c3");
+    expect(saved).toHaveLength(2);
+    const q = withIds();
+    const first = runCommand(q.p, SID, "sweep 2", q.h);
+    const second = runCommand(q.p, SID, "sweep", q.h);
+    const tokensIn = (t: string) => /\(([\d.]+K?) tokens\)/.exec(t)?.[1];
+    expect([tokensIn(first), tokensIn(second)]).toEqual([fmtK(saved.find((e) => e.partId === "prt_c3")!.tokensSaved), fmtK(saved.find((e) => e.partId === "prt_c2")!.tokensSaved)]);
+  });
+
+  it("the agent discarding what the user swept leaves the user's breadcrumb as it is", () => {
+    const { p, h, idOf } = withIds();
+    runCommand(p, SID, "sweep", h);
+    const t2 = idOf("prt_c2")!;
+    const before = structuredClone(h);
+    p.transform(before);
+    expect(p.manual(SID, { action: "discard", targets: [t2] }, h)).toEqual({ ok: true, text: `${t2}: discarded` });
+    const after = structuredClone(h);
+    p.transform(after);
+    expect(toolPart(after, "prt_c2")?.state?.output).toBe(`bash({command: "git status"}) → discarded by the user\n[acp:${t2}]`);
+    expect(toolPart(after, "prt_c2")).toEqual(toolPart(before, "prt_c2"));
+  });
+
+  it("explain tells an agent's context_prune from a user's sweep", () => {
+    const { p, h, idOf } = withIds();
+    const t2 = idOf("prt_c2")!;
+    expect(p.manual(SID, { action: "discard", targets: [t2] }, h).ok).toBe(true);
+    p.transform(structuredClone(h));
+    expect(runCommand(p, SID, `explain ${t2}`, h)).toMatch(new RegExp(`^acp explain ${t2} \\(prt_c2, bash git status\\): discarded by the agent with context_prune \\(\\d+ tokens saved\\)$`));
   });
 
   it("unknown subcommands get the help", () => {

@@ -127,7 +127,7 @@ describe("plugin hooks", () => {
     const [req] = s.posted;
     expect(req.path.id).toBe(SID);
     expect(req.body).toMatchObject({ noReply: true, agent: "build", model: { providerID: "p", modelID: "m" } });
-    expect(req.body.parts).toEqual([{ type: "text", ignored: true, text: expect.stringMatching(/^「 ⚙️ 1\(\d+(\.\d)?K\) ▼ 」 acp: pruned this turn$/) }]);
+    expect(req.body.parts).toEqual([{ type: "text", ignored: true, time: { start: expect.any(Number), end: expect.any(Number) }, text: expect.stringMatching(/^「 ⚙️ 1\(\d+(\.\d)?K\) ▼ 」 acp: pruned this turn$/) }]);
     expect(req.body.tools).toBeUndefined(); // would change the session's permissions
     await hooks.event({ event: { type: "session.idle", properties: { sessionID: SID } } });
     expect(s.posted).toHaveLength(1); // nothing new
@@ -150,12 +150,72 @@ describe("plugin hooks", () => {
     expect(s.posted).toEqual([]);
   });
 
+  it("a subagent has no context_prune, so with subagents: true it is pruned without ids, tags or note", async () => {
+    const hooks = await plugin({ subagents: true, pruneNotification: "off", idsFromTokens: 0, commit: { minTokens: 0 } }, stub(() => []));
+    const inSession = (sid: string) => (x: Message) => {
+      x.info.sessionID = sid;
+      for (const p of x.parts) p.sessionID = sid;
+      return x;
+    };
+    const history = (sid: string) => [who(user("look")), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("a") }]), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("b") }]), assistant([{ tool: "bash", input: { command: "cat x" }, output: bigText("c") }])].map(inSession(sid));
+    const child = JSON.stringify(await transform(hooks, history("ses_child2")));
+    expect(child).toContain("superseded"); // pruned
+    expect(child).not.toMatch(/\[acp:/);
+    const system = { system: ["agent prompt"] };
+    await hooks["experimental.chat.system.transform"]({ sessionID: "ses_child2", model: {} }, system);
+    expect(system.system).toEqual(["agent prompt"]);
+    // the main agent, which has the tool, gets both
+    expect(JSON.stringify(await transform(hooks, history(SID)))).toMatch(/\[acp:t\w+\]/);
+    await hooks["experimental.chat.system.transform"]({ sessionID: SID, model: {} }, system);
+    expect(system.system).toHaveLength(2);
+  });
+
+  it("/acp ends with a readable error the host passes through, after the answer is stored where `opencode run` prints it", async () => {
+    const s = stub(() => []);
+    const hooks = await plugin({}, s);
+    const err = await hooks["command.execute.before"]({ command: "acp", sessionID: SID, arguments: "stats" }, { parts: [] }).catch((e: unknown) => e);
+    expect(s.posted).toHaveLength(1);
+    expect(s.posted[0].body.parts).toEqual([{ type: "text", ignored: true, time: { start: expect.any(Number), end: expect.any(Number) }, text: expect.stringMatching(/^acp stats/) }]);
+    // OpenCode 1.18.33 answers a failure named like one of its config errors with the error's toObject() (no log)
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe("ConfigFrontmatterError");
+    const message = "acp: /acp stats answered (the reply is above and in the session). OpenCode ends a plugin's command this way: it has no other means to skip the model call.";
+    expect(err.message).toBe(message);
+    expect(err.toObject()).toEqual({ name: "UnknownError", _tag: "CliError", message, data: { message } });
+    // other commands pass
+    await expect(hooks["command.execute.before"]({ command: "review", sessionID: SID, arguments: "" }, { parts: [] })).resolves.toBeUndefined();
+  });
+
+  it("configuration problems go with the session's first message (an ignored part opencode run prints), once", async () => {
+    const s = stub(() => []);
+    const project = mkdtempSync(join(root, "project-"));
+    mkdirSync(join(project, ".opencode"));
+    writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "protectedFile": [] }');
+    const hooks = (await AcpPlugin({ client: s.client, worktree: project, directory: project } as any)) as any;
+    const message = (text: string, extra: Record<string, unknown> = {}) => ({ message: { id: "msg_u1", sessionID: SID, role: "user" }, parts: [{ id: "prt_u1", sessionID: SID, messageID: "msg_u1", type: "text", text, ...extra }] });
+    const ours = message("a notice", { ignored: true });
+    await hooks["chat.message"]({ sessionID: SID }, ours);
+    expect(ours.parts).toHaveLength(1); // the plugin's own notices are left alone
+    const first = message("fix the bug");
+    await hooks["chat.message"]({ sessionID: SID }, first);
+    expect(first.parts[1]).toEqual({ id: "prt_u1acp", sessionID: SID, messageID: "msg_u1", type: "text", ignored: true, time: { start: expect.any(Number), end: expect.any(Number) }, text: expect.stringContaining(`${join(project, ".opencode", "acp.jsonc")}:1:3`) });
+    expect(first.parts[1].text).toMatch(/^acp: configuration problems/);
+    const second = message("go on");
+    await hooks["chat.message"]({ sessionID: SID }, second);
+    expect(second.parts).toHaveLength(1);
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: SID } } });
+    expect(s.posted).toEqual([]); // told already
+    // a session told nothing yet hears it with its first /acp reply
+    await hooks["command.execute.before"]({ command: "acp", sessionID: "ses_other", arguments: "protected" }, { parts: [] }).catch(() => {});
+    expect(s.posted[0].body.parts[0].text).toMatch(/^acp protected[\s\S]*\n\nacp: configuration problems/);
+  });
+
   it("/acp budget reads the model's limit through the client", async () => {
     const last = assistant([], "done");
     Object.assign(last.info, { providerID: "p", modelID: "m", tokens: { input: 500, output: 100, reasoning: 0, cache: { read: 7000, write: 400 } } });
     const s = stub(() => [who(user("go")), last]);
     const hooks = await plugin({}, s);
-    await expect(hooks["command.execute.before"]({ command: "acp", sessionID: SID, arguments: "budget" }, { parts: [] })).rejects.toThrow("__ACP_COMMAND_HANDLED__");
+    await expect(hooks["command.execute.before"]({ command: "acp", sessionID: SID, arguments: "budget" }, { parts: [] })).rejects.toThrow("acp: /acp budget answered");
     const text: string = s.posted[0].body.parts[0].text;
     expect(text.split("\n")[0]).toBe("acp budget: 8K of 10K tokens (80.0%) used by the last request (limit of p/m from OpenCode's model list)");
     expect(text).toContain("/acp sweep");
