@@ -213,7 +213,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     let later: Wanted[] = [];
     const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
     for (const w of list) (w.rule === MANUAL || (!plain && w.node.msgIndex > sentIdx) ? due : later).push(w);
-    const freeFrom = plain ? Infinity : cacheBreak(sentIdx);
+    const expired = !plain && cacheExpired(sentIdx);
+    if (expired) state.cachedSince = state.calls;
+    const freeFrom = plain ? Infinity : expired ? 0 : reasoningBreak(sentIdx);
     // a plain batch counts the outputs it prunes, as the pruners it reproduces do
     const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
@@ -300,19 +302,16 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     let first = nodes.length;
     for (const w of list) if (w.node.index < first) first = w.node.index;
     const after = sentBetween(rt, first, Math.min(end, nodes.length));
-    return freed * Math.max(1, state.calls) >= policy.breakEven * tokensOf(after);
+    // calls to come before the cache expires again, estimated as the calls since it last did
+    const cached = state.calls - Math.min(state.calls, state.cachedSince ?? 0);
+    return freed * Math.max(1, cached) >= policy.breakEven * tokensOf(after);
   }
 
-  /**
-   * Where the cached prefix breaks on this call whatever we do (node index; Infinity: nowhere): at
-   * the start when the previous call is older than the cache lifetime, else at the reasoning the
-   * provider drops.
-   */
-  function cacheBreak(sentIdx: number): number {
+  /** Is the previous call older than the cache lifetime? Then nothing is cached: the prefix breaks at the start. */
+  function cacheExpired(sentIdx: number): boolean {
     const ttl = policy.cacheTtlMinutes * 60_000;
     const last = state.lastCallAt;
-    if (sentIdx >= 0 && ttl > 0 && typeof last === "number" && now - last > ttl) return 0;
-    return reasoningBreak(sentIdx);
+    return sentIdx >= 0 && ttl > 0 && typeof last === "number" && now - last > ttl;
   }
 
   /**

@@ -38,6 +38,11 @@ export interface SessionState {
   sentUpTo?: string;
   /** When the previous call was made (ms since the epoch): a gap longer than the cache lifetime means nothing is cached. */
   lastCallAt?: number;
+  /**
+   * The call count when the cache last expired (a call after more than the cache lifetime): the
+   * calls made since then are the break-even's estimate of the calls to come before it expires again.
+   */
+  cachedSince?: number;
   decisions: Record<string, DecisionSlots>;
   /** Parts the user or model restored: rules leave them alone from then on. */
   pinned?: Record<string, true>;
@@ -188,7 +193,7 @@ interface JournalLine {
   ids?: Record<string, string>;
 }
 
-const SCALARS = ["calls", "rev", "sentUpTo", "introAt", "lastCallAt"] as const;
+const SCALARS = ["calls", "rev", "sentUpTo", "introAt", "lastCallAt", "cachedSince"] as const;
 const PART_RECORDS = ["decisions", "manual", "pinned"] as const;
 
 /**
@@ -359,6 +364,7 @@ export function mergeState(ours: SessionState, disk: SessionState): boolean {
   }
   ours.calls = Math.max(ours.calls, disk.calls);
   if (typeof disk.lastCallAt === "number" && !((ours.lastCallAt ?? -Infinity) >= disk.lastCallAt)) ours.lastCallAt = disk.lastCallAt;
+  if (typeof disk.cachedSince === "number" && !((ours.cachedSince ?? -Infinity) >= disk.cachedSince)) ours.cachedSince = disk.cachedSince;
   return changed;
 }
 

@@ -56,8 +56,9 @@ export interface CommitPolicy {
   /**
    * Cache break-even factor (0 = off). Pruning D tokens at a point with T tokens after it costs a
    * one-off re-cache of T and saves D on every later call; on Anthropic prices it pays after about
-   * 11.5·T/D calls. Pending prunes apply when D × (calls so far, as the estimate of calls to come)
-   * ≥ breakEven × T.
+   * 11.5·T/D calls. Pending prunes apply when D × (calls since the cache was last written whole: the
+   * session's start or its last expiry, as the estimate of calls to come before the next expiry, when
+   * they would apply for free) ≥ breakEven × T.
    */
   breakEven: number;
   /**

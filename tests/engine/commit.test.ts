@@ -114,3 +114,44 @@ describe("plain batch (comparison baselines: commit.plainBatch)", () => {
     expect(cleared(calls(make({ minTokens: 100, plainBatch: false }), h)[2], "prt_a")).toBe(false);
   });
 });
+
+describe("break-even after the cache expired", () => {
+  // 60 quick calls, then a pause longer than the cache lifetime, then `ls` twice: the first `ls`
+  // is superseded while already sent. Freeing it repays re-caching what follows only if enough
+  // calls come before the cache expires again; the calls since it last expired are the estimate.
+  const MIN = 60_000;
+  const session = (): { messages: Message[]; at: number[] } => {
+    const messages: Message[] = [user("go")];
+    const at: number[] = [0];
+    for (let k = 0; k < 60; k++) {
+      messages.push(assistant([{ tool: "grep", input: { pattern: `p${k}` }, output: `hit ${k}`, id: `prt_g${k}` }]));
+      at.push(k * 1000);
+    }
+    const late = 60 * 1000 + 10 * MIN;
+    messages.push(assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 60), id: "prt_ls1" }]));
+    messages.push(assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 60), id: "prt_ls2" }]));
+    messages.push(assistant([], "listed"));
+    at.push(late, late + 1000, late + 2000);
+    return { messages, at };
+  };
+  const run = () => {
+    const { messages, at } = session();
+    const p = createPruner({ preset: "verbose", config: { idsFromTokens: 0, tool: false, commit: { minTokens: 1_000_000, breakEven: 20, pressureTokens: 0, cacheTtlMinutes: 5 } } });
+    const out: Message[][] = [];
+    for (let i = 1; i <= messages.length; i++) {
+      if (i < messages.length && messages[i].info.role !== "assistant") continue;
+      const ctx = structuredClone(messages.slice(0, i));
+      p.transform(ctx, { now: at[i - 1] });
+      out.push(ctx);
+    }
+    return out;
+  };
+
+  it("a supersede on the sent prefix waits: two calls since the cache expired do not repay re-caching", () => {
+    const out = run();
+    const last = out[out.length - 1];
+    expect(toolPart(last, "prt_ls2")).toBeDefined();
+    // 60 calls in the session would have repaid it (the estimate before the cache lifetime counted)
+    expect(superseded(last, "prt_ls1")).toBe(false);
+  });
+});
