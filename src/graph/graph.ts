@@ -15,7 +15,7 @@ export interface PartNode {
   /** Count of tool parts before this one. */
   callIndex: number;
   outputChars: number;
-  /** Dynamic, filled by finishGraph: user messages after this part's message. */
+  /** Dynamic, filled by finishGraph: user turns after this part's message (consecutive user messages are one turn). */
   ageTurns: number;
   ageCalls: number;
   toolTokensNewer: number;
@@ -221,6 +221,9 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
   let calls = 0;
   let tokens = 0;
   let lastUserMsgIndex = -1;
+  // Consecutive user messages (queued while the agent worked, or notices a harness posts one after
+  // another) are one turn: the agent answers them together.
+  let afterUser = false;
   let reused = 0; // leading nodes carried over from prev
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
@@ -234,9 +237,10 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
     const parts = m.parts;
     if (ours && parts.length > 0 && ours(parts[parts.length - 1])) parts.pop();
     if (isUserMessage(m)) {
-      turn++;
+      if (!afterUser) turn++;
+      afterUser = true;
       lastUserMsgIndex = mi;
-    }
+    } else if (m.info?.role === "assistant") afterUser = false;
     for (let pi = 0; pi < parts.length; pi++) {
       const part = parts[pi];
       if (!part || typeof part !== "object") continue;
