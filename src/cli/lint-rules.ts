@@ -140,6 +140,8 @@ export function adviseRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
   if (reasoning?.has("reasoning") && ["truncate", "distill", "drop", "collapse-code-blocks"].includes(action) && !olderTurnsOnly(rule.when, rule.params ?? {}))
     warn(reasoningLeaf ? `${reasoningLeaf.pointer}/value` : "/when", `the engine never changes reasoning of the current turn, so "${action}" applies only to earlier turns (add { fact: ageTurns, operator: greaterThanInclusive, value: 1 })`, "untouchable");
 
+  if (rule.commit !== undefined)
+    warn("/commit", `"commit" is ignored: a change to the already-sent prefix applies where the cache breaks anyway (dropped reasoning, an expired cache) or when the preset's batch repays the re-cache (docs/rules.md, "Commit"); remove it`, "deprecated-commit", true);
   if (rule.phase === "manual") warn("/phase", `phase "manual" holds the model's own context_prune requests; rules in it never run`, "manual-phase");
   if (rule.key && rule.phase !== "supersede") warn("/key", `"key" is used only by supersede rules; it has no effect in phase "${rule.phase}"`, "unused-key", true);
   if (rule.key && rule.phase === "supersede") adviseKey(rule.key, keyParts(rule.when, by), warn);

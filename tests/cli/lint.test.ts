@@ -119,7 +119,7 @@ describe("lint: semantic checks of rule files", () => {
     expect(rows([broken("duplicate.yaml")])).toEqual([`3:3 error duplicate-rule: rule "identical-call" is already defined at ${file}:${line}:3`]);
   });
 
-  it("facts not available in the rule's phase, actions in the wrong phase, a missing key, the manual phase", () => {
+  it("facts not available in the rule's phase, actions in the wrong phase, a missing key, the manual phase, the ignored commit flag", () => {
     expect(rows([broken("phases.yaml")])).toEqual([
       '6:19 error fact-phase: fact "superseded" has no value in phase "protect" (available from "age")',
       '15:19 error fact-phase: fact "ageTurns" changes over time; supersede rules may only read facts that do not (groups are built once per part)',
@@ -128,6 +128,7 @@ describe("lint: semantic checks of rule files", () => {
       '28:12 error action-phase: the protect action runs in phase "protect"',
       '32:3 error missing-key: a supersede rule needs a "key" (what makes two parts the same thing)',
       `38:12 warning manual-phase: phase "manual" holds the model's own context_prune requests; rules in it never run`,
+      `45:5 warning deprecated-commit: "commit" is ignored: a change to the already-sent prefix applies where the cache breaks anyway (dropped reasoning, an expired cache) or when the preset's batch repays the re-cache (docs/rules.md, "Commit"); remove it`,
     ]);
   });
 
