@@ -149,7 +149,9 @@ describe("duplicate part ids across a compaction cut (presets.test.ts nightly, s
   };
   const user = (text: string) => msg("user", [{ type: "text", text }]);
   const attachment = msg("user", [{ type: "text", text: "see the file" }, { id: "prt_same", type: "file", mime: "text/markdown", filename: "notes.md", url: `data:text/markdown;base64,${"aGVsbG8K".repeat(64)}` }]);
-  const before = [user("start"), attachment, user("one"), user("two"), user("three")];
+  const ack = () => msg("assistant", [{ type: "text", text: "ok" }]);
+  // an answer after each user message: user messages one after another are one turn
+  const before = [user("start"), attachment, ack(), user("one"), ack(), user("two"), ack(), user("three")];
   const after = [user("summary of what came before"), msg("assistant", [{ id: "prt_same", type: "step-start" }, { type: "text", text: "going on" }]), user("four")];
 
   it("the later part keeps its own type, in the live and in a restarted process", () => {
@@ -233,7 +235,9 @@ describe("restore of a collapsed user code block (random-rules.test.ts, seed -93
     let n = 0;
     const user = (text: string): Message => ({ info: { id: `msg_${++n}`, sessionID: sid, role: "user" }, parts: [{ id: `prt_${n}`, sessionID: sid, messageID: `msg_${n}`, type: "text", text }] });
     const code = "Please look:\n```ts\n" + "const value = compute(input);\n".repeat(12) + "```\nthanks";
-    const history = [user(code), ...Array.from({ length: 6 }, (_, i) => user(`turn ${i}`))];
+    const answer = (): Message => ({ info: { id: `msg_${++n}`, sessionID: sid, role: "assistant" }, parts: [{ id: `prt_${n}`, sessionID: sid, messageID: `msg_${n}`, type: "text", text: "ok" }] });
+    // an answer after each user message: user messages one after another are one turn
+    const history = [user(code), ...Array.from({ length: 6 }, (_, i) => [answer(), user(`turn ${i}`)]).flat()];
     const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } } });
     const first = structuredClone(history);
     p.transform(first);
