@@ -14,6 +14,7 @@ import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } f
 import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
+import { noteRestore } from "./regret.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
@@ -69,8 +70,11 @@ export interface AcpPruner extends Pruner {
   lastCall(sessionID: string): (CallResult & { sessionID: string }) | undefined;
   /** Session state (decisions), loading it from disk if needed. */
   state(sessionID: string): SessionState;
-  /** Removes a committed decision so the part renders in full again from the next call. */
-  restore(sessionID: string, partId: string): boolean;
+  /**
+   * Removes a committed decision so the part renders in full again from the next call; counts a
+   * regret event of the rule that had pruned it, by the user (/acp restore, the default) or the agent.
+   */
+  restore(sessionID: string, partId: string, by?: "agent" | "user"): boolean;
   /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
   why(sessionID: string, partId: string): PartExplanation | undefined;
   /** The user discards the tool outputs since their last message (or the newest n); protection holds. */
@@ -115,9 +119,10 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return rt;
   }
 
-  function restore(sessionID: string, partId: string): boolean {
+  function restore(sessionID: string, partId: string, by: "agent" | "user" = "user"): boolean {
     const rt = runtime(sessionID);
     const had = Boolean(rt.state.decisions[partId] || rt.state.manual?.[partId]);
+    if (had) noteRestore(rt.state, partId, by);
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);
@@ -182,7 +187,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id) });
+      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
     }
   }
 
@@ -378,7 +383,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
           return by && `by rule "${by.id}": ${by.spec.description}`;
         },
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
-        restore: (id) => restore(sessionID, id),
+        restore: (id) => restore(sessionID, id, "agent"),
       });
       rt.dirty = true;
       persist(rt);

@@ -122,7 +122,7 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
 export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
   const who = named(pruner, sessionID, raw, buildGraph(messages));
   if (!who.partId) return unknownId("restore", who.shown);
-  return pruner.restore(sessionID, who.partId) ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
+  return pruner.restore(sessionID, who.partId, "user") ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
 }
 
 export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined): string {
