@@ -15,6 +15,7 @@ import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./in
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
+import { allTimeTotals, readAllTime, recordSession, sessionTotals, type RuleTotals } from "./all-time.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
@@ -50,6 +51,11 @@ export interface PrunerOptions {
    * the history are replayed to rebuild the manual decisions.
    */
   manualTool?: string;
+  /**
+   * The all-time stats file (all-time.ts): each session's totals are recorded there when they
+   * change. Without it there are no all-time stats.
+   */
+  statsFile?: string;
   /** Called with every error the pruner swallowed (it never throws from transform). */
   onError?: (error: unknown, where: string) => void;
 }
@@ -77,6 +83,11 @@ export interface AcpPruner extends Pruner {
   restore(sessionID: string, partId: string, by?: "agent" | "user"): boolean;
   /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
   why(sessionID: string, partId: string): PartExplanation | undefined;
+  /**
+   * All sessions' totals per rule (this one's recorded first), and a problem with the file if it
+   * was unreadable; undefined without a stats file.
+   */
+  allTime(sessionID: string): { sessions: number; rules: Record<string, RuleTotals>; problem?: string } | undefined;
   /** The user discards the tool outputs since their last message (or the newest n); protection holds. */
   sweep(sessionID: string, history: Message[], n?: number): SweepResult;
   /** A prune request from the model (the context_prune tool); `history` is the original session. */
@@ -136,6 +147,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     (rt.state.pinned ??= {})[partId] = true;
     rt.dirty = true;
     persist(rt);
+    recordTotals(rt, true);
     return true;
   }
 
@@ -145,6 +157,27 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       return id ? sessions.get(id) : undefined;
     } catch {
       return undefined;
+    }
+  }
+
+  /** Per session: the totals last recorded in the stats file (JSON), and the regret events then. */
+  const recorded = new Map<string, { json: string; regret: number }>();
+
+  /** Records the session's totals in the all-time stats file if they changed (fail-open: a problem is logged). */
+  function recordTotals(rt: SessionRuntime, changed: boolean): void {
+    const file = options.statsFile;
+    if (!file) return;
+    try {
+      const id = rt.state.sessionID;
+      const last = recorded.get(id);
+      const regret = rt.state.regret ? Object.keys(rt.state.regret).length : 0;
+      if (last && !changed && last.regret === regret) return;
+      const totals = sessionTotals(rt.state);
+      const json = JSON.stringify(totals);
+      if (last?.json !== json && (last || json !== "{}")) recordSession(file, id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
+      recorded.set(id, { json, regret });
+    } catch (e) {
+      onError(e, "stats");
     }
   }
 
@@ -304,6 +337,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       applyDrops(to.drops, undo);
       if (deferIds && to.tags) renderIntro(messages, rt.state, undo, graph);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
+      recordTotals(rt, result.committed > 0 || foreign);
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
       // The request goes out unpruned rather than failing the user's turn; the runtime's caches
@@ -336,6 +370,12 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       return out;
     },
     lastCall: (id) => last.get(id),
+    allTime(sessionID) {
+      if (!options.statsFile) return undefined;
+      recordTotals(runtime(sessionID), false);
+      const read = readAllTime(options.statsFile);
+      return { ...allTimeTotals(read.data), problem: read.problem };
+    },
     state: (id) => runtime(id).state,
     restore,
     why(sessionID, partId) {
