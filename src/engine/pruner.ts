@@ -147,7 +147,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     (rt.state.pinned ??= {})[partId] = true;
     rt.dirty = true;
     persist(rt);
-    recordTotals(rt, true);
+    scheduleTotals(rt, true);
     return true;
   }
 
@@ -162,20 +162,41 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
 
   /** Per session: the totals last recorded in the stats file (JSON), and the regret events then. */
   const recorded = new Map<string, { json: string; regret: number }>();
+  /** Sessions whose totals may have changed, recorded together once the current call has returned. */
+  const unrecorded = new Set<SessionRuntime>();
 
-  /** Records the session's totals in the all-time stats file if they changed (fail-open: a problem is logged). */
-  function recordTotals(rt: SessionRuntime, changed: boolean): void {
+  const regretCount = (rt: SessionRuntime) => (rt.state.regret ? Object.keys(rt.state.regret).length : 0);
+
+  /**
+   * Records the session's totals in the all-time stats file soon, if they may have changed: after
+   * the hook has returned, so a request never waits for the file (the file is read and written
+   * whole, under its lock).
+   */
+  function scheduleTotals(rt: SessionRuntime, changed: boolean): void {
+    if (!options.statsFile) return;
+    const last = recorded.get(rt.state.sessionID);
+    if (last && !changed && last.regret === regretCount(rt)) return;
+    if (unrecorded.size === 0) setImmediate(recordPending);
+    unrecorded.add(rt);
+  }
+
+  function recordPending(): void {
+    for (const rt of unrecorded) recordTotals(rt);
+    unrecorded.clear();
+  }
+
+  /** Records the session's totals in the all-time stats file if they differ from what it recorded last (fail-open: a problem is logged). */
+  function recordTotals(rt: SessionRuntime): void {
     const file = options.statsFile;
     if (!file) return;
     try {
       const id = rt.state.sessionID;
       const last = recorded.get(id);
-      const regret = rt.state.regret ? Object.keys(rt.state.regret).length : 0;
-      if (last && !changed && last.regret === regret) return;
       const totals = sessionTotals(rt.state);
       const json = JSON.stringify(totals);
+      // a session never pruned gets no entry (nor a write)
       if (last?.json !== json && (last || json !== "{}")) recordSession(file, id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
-      recorded.set(id, { json, regret });
+      recorded.set(id, { json, regret: regretCount(rt) });
     } catch (e) {
       onError(e, "stats");
     }
@@ -337,7 +358,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       applyDrops(to.drops, undo);
       if (deferIds && to.tags) renderIntro(messages, rt.state, undo, graph);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
-      recordTotals(rt, result.committed > 0 || foreign);
+      scheduleTotals(rt, result.committed > 0 || foreign);
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
       // The request goes out unpruned rather than failing the user's turn; the runtime's caches
@@ -372,7 +393,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     lastCall: (id) => last.get(id),
     allTime(sessionID) {
       if (!options.statsFile) return undefined;
-      recordTotals(runtime(sessionID), false);
+      recordPending();
+      recordTotals(runtime(sessionID));
       const read = readAllTime(options.statsFile);
       return { ...allTimeTotals(read.data), problem: read.problem };
     },

@@ -14,6 +14,7 @@ import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, replay, SID, user } from "../helpers/session.js";
 
 const run = promisify(execFile);
+const tick = () => new Promise((resolve) => setImmediate(resolve));
 const totals = (parts: number, tokens: number, more: Partial<RuleTotals> = {}): RuleTotals => ({ parts, tokens, agent: 0, user: 0, rerun: 0, ...more });
 const fileIn = () => join(mkdtempSync(join(tmpdir(), "acp-alltime-")), "all-time", "stats.json");
 
@@ -87,14 +88,18 @@ describe("all-time stats file", () => {
 });
 
 describe("the pruner records each session's totals", () => {
-  it("prunes and regret of every session, from separate pruners (processes), in /acp stats' terms", () => {
+  it("prunes and regret of every session, from separate pruners (processes), in /acp stats' terms, once the call has returned", async () => {
     const file = fileIn();
     const config = { tool: false, commit: { minTokens: 0 } };
     const one = createPruner({ config, statsFile: file });
     replay(history("ses_one"), (m) => one.transform(m));
+    expect(readAllTime(file).data.sessions).toEqual({}); // not during the call: the request does not wait for the file
+    await tick();
+    expect(Object.keys(readAllTime(file).data.sessions)).toEqual(["ses_one"]);
     const two = createPruner({ config, statsFile: file });
     replay(history("ses_two"), (m) => two.transform(m));
     expect(two.restore("ses_two", "ses_two_a", "user")).toBe(true);
+    await tick();
     const all = createPruner({ config, statsFile: file }).allTime("ses_three");
     expect(all?.sessions).toBe(2);
     expect(all?.rules["identical-call"]).toMatchObject({ parts: 1, user: 1 });
@@ -102,12 +107,13 @@ describe("the pruner records each session's totals", () => {
     expect(JSON.parse(readFileSync(file, "utf8")).sessions.ses_two.rules["identical-call"]).toEqual(totals(0, 0, { user: 1 }));
   });
 
-  it("a stats file that cannot be written never fails a transform", () => {
+  it("a stats file that cannot be written never fails a transform", async () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-alltime-"));
     writeFileSync(join(dir, "all-time"), "a file where the folder should be");
     const errors: string[] = [];
     const p = createPruner({ config: { tool: false, commit: { minTokens: 0 } }, statsFile: join(dir, "all-time", "stats.json"), onError: (_e, where) => errors.push(where) });
     const calls = replay(history(SID), (m) => p.transform(m));
+    await tick();
     expect(JSON.stringify(calls[calls.length - 1])).toContain("superseded");
     expect(errors).toContain("stats");
     expect(errors).not.toContain("transform");

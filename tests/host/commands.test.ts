@@ -67,7 +67,7 @@ describe("/acp commands", () => {
     expect(runCommand(p, SID, "stats", [])).toMatch(/\n  manual\s+0 parts\s+0 tokens  \(regret: restored 1 by the agent\)/);
   });
 
-  it("stats adds the all-time figures of every session when the pruner has a stats file", () => {
+  it("stats adds the all-time figures of every session when the pruner has a stats file", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "acp-stats-")), "stats.json");
     const config = { commit: { minTokens: 0 }, tool: false };
     const one = createPruner({ config, statsFile: file });
@@ -75,6 +75,7 @@ describe("/acp commands", () => {
     const other = session().map((m) => ({ ...m, info: { ...m.info, sessionID: "ses_other" }, parts: m.parts.map((x) => ({ ...x, sessionID: "ses_other" })) }));
     const two = createPruner({ config, statsFile: file });
     two.transform(other);
+    await new Promise((resolve) => setImmediate(resolve)); // each pruner records its session once the call has returned
     const text = runCommand(createPruner({ config, statsFile: file }), SID, "stats", []);
     expect(text).toMatch(/\n\nall-time \(2 sessions\): 2 prunes, [\d.K]+ tokens saved per request\n  identical-call\s+2 parts/);
     expect(runCommand(createPruner({ config }), SID, "stats", [])).not.toContain("all-time");
