@@ -12,16 +12,17 @@ import { addRegret, type RegretKind, type SessionState } from "./state.js";
 export const MANUAL_RULE = "manual";
 
 /**
- * Earlier calls of the same tool with the same input, per part: tool name → input fingerprint →
- * node indexes, oldest first. Filled as the runtime processes each new part; cleared on a rebuild.
+ * Earlier calls of the same tool with the same input, per part: fingerprint of the tool name and
+ * input → the node index of the one call seen with it, or of every call (oldest first) once there
+ * are several. Filled as the runtime processes each new part; cleared on a rebuild.
  */
 export class RerunIndex {
-  private byTool = new Map<string, Map<number, number[]>>();
+  private byPrint = new Map<number, number | number[]>();
   /** Node index → the node index of the newest earlier call with the same tool and input. */
   private previousCall = new Map<number, number>();
 
   clear(): void {
-    this.byTool.clear();
+    this.byPrint.clear();
     this.previousCall.clear();
   }
 
@@ -30,22 +31,23 @@ export class RerunIndex {
     if (p.type !== "tool" || typeof p.tool !== "string") return;
     const input = p.state?.input;
     if (!input || typeof input !== "object") return;
-    const print = inputFingerprint(input, 0);
+    const print = inputFingerprint([p.tool, input], 0);
     if (print === undefined) return;
-    let prints = this.byTool.get(p.tool);
-    if (!prints) this.byTool.set(p.tool, (prints = new Map()));
-    const bucket = prints.get(print);
-    if (!bucket) {
-      prints.set(print, [n.index]);
+    const seen = this.byPrint.get(print);
+    if (seen === undefined) {
+      this.byPrint.set(print, n.index);
       return;
     }
+    const bucket = typeof seen === "number" ? [seen] : seen;
     for (let k = bucket.length - 1; k >= 0; k--) {
-      if (sameInput(input, nodes[bucket[k]]?.part.state?.input)) {
+      const other = nodes[bucket[k]]?.part;
+      if (other?.tool === p.tool && sameInput(input, other.state?.input)) {
         this.previousCall.set(n.index, bucket[k]);
         break;
       }
     }
     bucket.push(n.index);
+    if (bucket !== seen) this.byPrint.set(print, bucket);
   }
 
   previous(index: number): number | undefined {

@@ -37,6 +37,15 @@ describe("regret: re-runs", () => {
     expect(p.state(SID).regret ?? {}).toEqual({});
   });
 
+  it("the same input with its keys in another order is the same call; another tool with the same input is not", () => {
+    const reordered = { tool: "bash", input: { description: "d", command: "cat one" }, output: bigText("again"), id: "prt_a2" };
+    const other = { tool: "shell", input: { command: "cat one", description: "d" }, output: bigText("shell"), id: "prt_s" };
+    const h = [user("go"), assistant([big("prt_a", "cat one")]), assistant([big("prt_b", "cat two")]), assistant([other]), assistant([reordered]), assistant([], "done")];
+    const p = createPruner({ config: config(0) });
+    replay(h, (m) => p.transform(m));
+    expect(Object.keys(p.state(SID).regret ?? {})).toEqual(["rerun:prt_a2"]);
+  });
+
   it("a re-run of an output superseded by a newer part (a newer view stands in for it) is no event", () => {
     // the second `cat one` supersedes the first (identical-call, by the newer part); the third runs
     // while the second is in full
