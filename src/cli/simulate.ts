@@ -5,7 +5,8 @@ import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
-import { createPruner } from "../engine/pruner.js";
+import { createPruner, type AcpPruner } from "../engine/pruner.js";
+import { backedOffRules, regretByRule, type RegretCounts } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import {
   ANTHROPIC_CACHE,
@@ -18,6 +19,7 @@ import {
   type CorpusFigures,
   type Figures,
   type OverLimit,
+  sessionIdOf,
   type Session,
 } from "../sim/index.js";
 import { htmlReport } from "./html-report.js";
@@ -45,6 +47,8 @@ export interface StrategyResult {
   figures: CorpusFigures;
   /** Sessions whose cost including recovery is more than RECOVERY_LIMIT_PCT above `none` (when it was run). */
   overLimit?: OverLimit;
+  /** The live regret signal the replay raised (re-runs of hidden outputs), per rule, and the rules that backed off where. */
+  regret?: { limit: number; rules: Record<string, RegretCounts>; backedOff: { rule: string; session: string }[] };
 }
 
 export function simulate(sessions: Session[], opts: SimulateOptions): StrategyResult[] {
@@ -54,8 +58,10 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
   for (const strategy of opts.compare) {
     const preset = strategyPreset(strategy);
     const measured: CorpusFigures["sessions"] = [];
+    let regret: StrategyResult["regret"];
     for (const session of sessions) {
       let pruner;
+      let last: AcpPruner | undefined;
       let stateDir: string | undefined;
       if (preset !== undefined) {
         if (opts.restart) stateDir = mkdtempSync(join(tmpdir(), "acp-sim-"));
@@ -65,13 +71,24 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
         const check = createPruner({ preset, rules: opts.rules, config });
         const errors = check.problems.filter((p) => p.severity === "error");
         if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
-        pruner = () => createPruner({ preset, rules: opts.rules, config, stateDir });
+        pruner = () => (last = createPruner({ preset, rules: opts.rules, config, stateDir }));
+        regret ??= { limit: check.resolved.commit.regretLimit ?? 0, rules: {}, backedOff: [] };
       }
       measured.push(...measureSessions([session], { pruner, restart: opts.restart, cacheTtlMinutes: opts.cacheTtl }).sessions);
+      if (last && regret) {
+        const state = last.state(sessionIdOf(session));
+        for (const [rule, c] of regretByRule(state)) {
+          const sum = (regret.rules[rule] ??= { agent: 0, user: 0, rerun: 0 });
+          sum.agent += c.agent;
+          sum.user += c.user;
+          sum.rerun += c.rerun;
+        }
+        for (const rule of backedOffRules(state, regret.limit)) regret.backedOff.push({ rule, session: session.id });
+      }
       if (stateDir) rmSync(stateDir, { recursive: true, force: true });
       opts.progress?.(++done, steps);
     }
-    out.push({ strategy, figures: { sessions: measured, total: totalOf(measured) } });
+    out.push({ strategy, figures: { sessions: measured, total: totalOf(measured) }, regret });
   }
   const none = out.find((r) => r.strategy === "none");
   if (none) for (const r of out) r.overLimit = sessionsOverLimit(r.figures.sessions, none.figures.sessions);
@@ -136,8 +153,17 @@ export function report(results: StrategyResult[], perSession: boolean): string {
     const head = ["rule", "parts", "tokens saved", "quote-loss events", "re-reads", "re-read tokens", "recovery Δanthropic"];
     const rows = r.figures.total.rules.map((x) => [x.rule, int(x.partsHit), int(x.tokensSaved), String(x.quoteLosses), String(x.reReads), int(x.recoveryTokens), x.recoveryTokens ? recovery(x.recoveryTokens) : ""]);
     out.push("", `per rule — ${r.strategy}`, table([head, ...rows]));
+    if (r.regret) out.push(regretLine(r.regret));
   }
   return out.join("\n");
+}
+
+/** The live regret signal of a replay: re-runs of hidden outputs per rule, and where a rule backed off. */
+function regretLine(regret: NonNullable<StrategyResult["regret"]>): string {
+  const rules = Object.entries(regret.rules).sort((a, b) => b[1].rerun - a[1].rerun || a[0].localeCompare(b[0]));
+  const events = rules.length ? rules.map(([rule, c]) => `${rule} ${c.rerun}`).join(", ") : "none";
+  const off = regret.backedOff.length ? regret.backedOff.map((b) => `${b.rule} in ${b.session}`).join(", ") : "none";
+  return `regret (calls re-run while their output was hidden): ${events}; backed off (regretLimit ${regret.limit}): ${off}`;
 }
 
 export function registerSimulate(program: Command, io: Io, setCode: (c: number) => void): void {

@@ -10,6 +10,7 @@ import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
+import { backedOffRules, noteReruns } from "./regret.js";
 
 /** What decided a part: a compiled rule, or the model's own request. */
 interface Decider {
@@ -123,6 +124,11 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
 
   evaluateProtection(rt);
 
+  // regret: the model's answer to the last request re-ran calls whose output it had hidden; a rule
+  // with regretLimit events in this session decides no new parts (its earlier decisions stay)
+  noteReruns(state, nodes, rt.reruns, sentMessageIndex());
+  const backedOff = backedOffRules(state, policy.regretLimit ?? 0);
+
   // supersede (marks are kept incrementally by the runtime; committed ones leave pendingMarks)
   for (const [id, mark] of rt.pendingMarks) {
     const n = graph.byId.get(id);
@@ -131,6 +137,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       rt.pendingMarks.delete(id);
       continue;
     }
+    if (backedOff.has(mark.rule.id)) continue;
     if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) {
       if (rt.protectedBy.permanent.has(n.index)) rt.pendingMarks.delete(id); // protected for good: never a change
       continue;
@@ -147,6 +154,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // than the parts that are new.
   for (const phase of ["age", "reduce"] as const)
     for (const r of rules.byPhase[phase]) {
+      if (backedOff.has(r.id)) continue;
       const slot = r.action.slot === "input" ? "input" : "output";
       const list = rt.candidates[r.index];
       const override = r.options.overrideProtection === true;

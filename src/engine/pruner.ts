@@ -14,6 +14,8 @@ import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } f
 import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
+import { noteRestore } from "./regret.js";
+import { allTimeTotals, readAllTime, recordSession, sessionTotals, type RuleTotals } from "./all-time.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
@@ -49,6 +51,11 @@ export interface PrunerOptions {
    * the history are replayed to rebuild the manual decisions.
    */
   manualTool?: string;
+  /**
+   * The all-time stats file (all-time.ts): each session's totals are recorded there when they
+   * change. Without it there are no all-time stats.
+   */
+  statsFile?: string;
   /** Called with every error the pruner swallowed (it never throws from transform). */
   onError?: (error: unknown, where: string) => void;
 }
@@ -69,10 +76,18 @@ export interface AcpPruner extends Pruner {
   lastCall(sessionID: string): (CallResult & { sessionID: string }) | undefined;
   /** Session state (decisions), loading it from disk if needed. */
   state(sessionID: string): SessionState;
-  /** Removes a committed decision so the part renders in full again from the next call. */
-  restore(sessionID: string, partId: string): boolean;
+  /**
+   * Removes a committed decision so the part renders in full again from the next call; counts a
+   * regret event of the rule that had pruned it, by the user (/acp restore, the default) or the agent.
+   */
+  restore(sessionID: string, partId: string, by?: "agent" | "user"): boolean;
   /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
   why(sessionID: string, partId: string): PartExplanation | undefined;
+  /**
+   * All sessions' totals per rule (this one's recorded first), and a problem with the file if it
+   * was unreadable; undefined without a stats file.
+   */
+  allTime(sessionID: string): { sessions: number; rules: Record<string, RuleTotals>; problem?: string } | undefined;
   /** The user discards the tool outputs since their last message (or the newest n); protection holds. */
   sweep(sessionID: string, history: Message[], n?: number): SweepResult;
   /** A prune request from the model (the context_prune tool); `history` is the original session. */
@@ -115,9 +130,10 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     return rt;
   }
 
-  function restore(sessionID: string, partId: string): boolean {
+  function restore(sessionID: string, partId: string, by: "agent" | "user" = "user"): boolean {
     const rt = runtime(sessionID);
     const had = Boolean(rt.state.decisions[partId] || rt.state.manual?.[partId]);
+    if (had) noteRestore(rt.state, partId, by);
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);
@@ -131,6 +147,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     (rt.state.pinned ??= {})[partId] = true;
     rt.dirty = true;
     persist(rt);
+    scheduleTotals(rt, true);
     return true;
   }
 
@@ -140,6 +157,48 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       return id ? sessions.get(id) : undefined;
     } catch {
       return undefined;
+    }
+  }
+
+  /** Per session: the totals last recorded in the stats file (JSON), and the regret events then. */
+  const recorded = new Map<string, { json: string; regret: number }>();
+  /** Sessions whose totals may have changed, recorded together once the current call has returned. */
+  const unrecorded = new Set<SessionRuntime>();
+
+  const regretCount = (rt: SessionRuntime) => (rt.state.regret ? Object.keys(rt.state.regret).length : 0);
+
+  /**
+   * Records the session's totals in the all-time stats file soon, if they may have changed: after
+   * the hook has returned, so a request never waits for the file (the file is read and written
+   * whole, under its lock).
+   */
+  function scheduleTotals(rt: SessionRuntime, changed: boolean): void {
+    if (!options.statsFile) return;
+    const last = recorded.get(rt.state.sessionID);
+    if (last && !changed && last.regret === regretCount(rt)) return;
+    if (unrecorded.size === 0) setImmediate(recordPending);
+    unrecorded.add(rt);
+  }
+
+  function recordPending(): void {
+    for (const rt of unrecorded) recordTotals(rt);
+    unrecorded.clear();
+  }
+
+  /** Records the session's totals in the all-time stats file if they differ from what it recorded last (fail-open: a problem is logged). */
+  function recordTotals(rt: SessionRuntime): void {
+    const file = options.statsFile;
+    if (!file) return;
+    try {
+      const id = rt.state.sessionID;
+      const last = recorded.get(id);
+      const totals = sessionTotals(rt.state);
+      const json = JSON.stringify(totals);
+      // a session never pruned gets no entry (nor a write)
+      if (last?.json !== json && (last || json !== "{}")) recordSession(file, id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
+      recorded.set(id, { json, regret: regretCount(rt) });
+    } catch (e) {
+      onError(e, "stats");
     }
   }
 
@@ -182,7 +241,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id) });
+      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
     }
   }
 
@@ -299,6 +358,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       applyDrops(to.drops, undo);
       if (deferIds && to.tags) renderIntro(messages, rt.state, undo, graph);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
+      scheduleTotals(rt, result.committed > 0 || foreign);
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came
       // The request goes out unpruned rather than failing the user's turn; the runtime's caches
@@ -331,6 +391,13 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       return out;
     },
     lastCall: (id) => last.get(id),
+    allTime(sessionID) {
+      if (!options.statsFile) return undefined;
+      recordPending();
+      recordTotals(runtime(sessionID));
+      const read = readAllTime(options.statsFile);
+      return { ...allTimeTotals(read.data), problem: read.problem };
+    },
     state: (id) => runtime(id).state,
     restore,
     why(sessionID, partId) {
@@ -378,7 +445,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
           return by && `by rule "${by.id}": ${by.spec.description}`;
         },
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
-        restore: (id) => restore(sessionID, id),
+        restore: (id) => restore(sessionID, id, "agent"),
       });
       rt.dirty = true;
       persist(rt);

@@ -10,6 +10,7 @@ import { getPath } from "./compile.js";
 import type { Condition, Leaf } from "../rules/types.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
+import { RerunIndex } from "./regret.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
@@ -56,6 +57,8 @@ export class SessionRuntime {
   /** When each part was last in use; only kept when a rule reads `idleTurns`. */
   private use?: UseTracker;
   private readonly tracksUse: boolean;
+  /** Earlier calls of the same tool with the same input (regret.ts): re-runs of hidden outputs. */
+  readonly reruns = new RerunIndex();
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
@@ -219,6 +222,7 @@ export class SessionRuntime {
     this.marks.clear();
     this.use = this.tracksUse ? new UseTracker() : undefined;
     this.olderViews.clear();
+    this.reruns.clear();
     this.pendingMarks.clear();
     this.patches = [];
     this.protectedBy.clear();
@@ -310,6 +314,7 @@ export class SessionRuntime {
   private process(n: PartNode) {
     this.attach(n);
     this.use?.see(n);
+    this.reruns.see(n, this.graph.nodes);
     const type = n.part.type;
     const tool = type === "tool" ? n.part.tool : undefined;
     const rules = typeof type === "string" && (typeof tool === "string" || tool === undefined) ? this.rulesFor(type, tool) : this.rules.rules;

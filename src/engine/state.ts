@@ -54,6 +54,19 @@ export interface SessionState {
   manual?: Record<string, ManualEntry>;
   /** Token of the journal that continues this snapshot on disk. */
   journal?: string;
+  /** Regret events (regret.ts), by event key: a pruned part brought back or its call re-run. Never removed. */
+  regret?: Record<string, RegretEvent>;
+}
+
+/** Who regretted a prune: the agent restored it (context_prune), the user did (/acp restore), or the model re-ran its call. */
+export type RegretKind = "agent" | "user" | "rerun";
+
+export interface RegretEvent {
+  /** The rule whose decision hid the part ("manual" for the agent's or user's own prune). */
+  rule: string;
+  kind: RegretKind;
+  /** The part that had been pruned. */
+  part: string;
 }
 
 /**
@@ -124,7 +137,7 @@ export function loadState(dir: string, sessionID: string, onProblem?: (msg: stri
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** Runs `fn` holding `<file>.lock` (best effort: after ~1 s, or on a lock older than 10 s, it proceeds). */
-function withLock<T>(file: string, fn: () => T): T {
+export function withLock<T>(file: string, fn: () => T): T {
   const lock = `${file}.lock`;
   let fd: number | undefined;
   for (let i = 0; i < 200 && fd === undefined; i++) {
@@ -191,6 +204,7 @@ interface JournalLine {
   manual?: Record<string, ManualEntry | null>;
   pinned?: Record<string, true | null>;
   ids?: Record<string, string>;
+  regret?: Record<string, RegretEvent>;
 }
 
 const SCALARS = ["calls", "rev", "sentUpTo", "introAt", "lastCallAt", "cachedSince"] as const;
@@ -242,6 +256,7 @@ function applyLine(state: SessionState, line: JournalLine): void {
     }
   }
   if (line.ids) Object.assign((state.ids ??= {}), line.ids);
+  if (line.regret) Object.assign((state.regret ??= {}), line.regret);
 }
 
 /**
@@ -263,6 +278,8 @@ interface Sync {
   changed?: Set<string>;
   /** Ids given since the last save. */
   newIds?: string[];
+  /** Regret events recorded since the last save. */
+  newRegret?: string[];
 }
 
 function syncOf(state: SessionState): Sync {
@@ -286,6 +303,14 @@ export function noteDecision(state: SessionState, partId: string): void {
 
 export function noteId(state: SessionState, id: string): void {
   syncs.get(state)?.newIds?.push(id);
+}
+
+/** Records a regret event (once per key; events are never removed); false when it was known. */
+export function addRegret(state: SessionState, key: string, event: RegretEvent): boolean {
+  if (state.regret?.[key] !== undefined) return false;
+  (state.regret ??= {})[key] = event;
+  syncs.get(state)?.newRegret?.push(key);
+  return true;
 }
 
 const SLOTS = ["output", "input"] as const;
@@ -358,6 +383,8 @@ export function mergeState(ours: SessionState, disk: SessionState): boolean {
       ours.ids[k] = v;
       changed = true;
     }
+  // regret events only accumulate: the union (the back-off reads them on every call, no cache to rebuild)
+  for (const [k, v] of Object.entries(disk.regret ?? {})) if ((ours.regret ??= {})[k] === undefined) ours.regret[k] = v;
   if (ours.introAt === undefined && disk.introAt !== undefined) {
     ours.introAt = disk.introAt;
     changed = true;
@@ -395,7 +422,7 @@ export function saveState(dir: string, state: SessionState): boolean {
     // merge (and no megabytes to read and parse on every call of a long session).
     const sync = syncOf(state);
     const ours = sync.stat !== undefined && filesKey(file, journal) === sync.stat;
-    if (ours && sync.changed && sync.newIds && sync.journalSize! < Math.max(JOURNAL_MIN, sync.base!.length)) {
+    if (ours && sync.changed && sync.newIds && sync.newRegret && sync.journalSize! < Math.max(JOURNAL_MIN, sync.base!.length)) {
       state.rev = (state.rev ?? 0) + 1;
       const line = journalLine(state, sync);
       appendFileSync(journal, `${line}\n`);
@@ -405,6 +432,7 @@ export function saveState(dir: string, state: SessionState): boolean {
       sync.touched.clear();
       sync.changed.clear();
       sync.newIds.length = 0;
+      sync.newRegret.length = 0;
       return false;
     }
     const disk = ours ? undefined : readValid(file, journal, state.sessionID);
@@ -417,7 +445,7 @@ export function saveState(dir: string, state: SessionState): boolean {
     renameSync(tmp, file);
     const head = `${JSON.stringify({ journal: state.journal })}\n`;
     writeFileSync(journal, head); // the old journal belonged to the old snapshot
-    syncs.set(state, { base: json, lines: [], touched: new Set(), stat: filesKey(file, journal), journalSize: Buffer.byteLength(head), changed: new Set(), newIds: [] });
+    syncs.set(state, { base: json, lines: [], touched: new Set(), stat: filesKey(file, journal), journalSize: Buffer.byteLength(head), changed: new Set(), newIds: [], newRegret: [] });
     return foreign;
   });
 }
@@ -441,6 +469,10 @@ function journalLine(state: SessionState, sync: Sync): string {
   if (sync.newIds!.length > 0) {
     line.ids = {};
     for (const id of sync.newIds!) line.ids[id] = state.ids![id];
+  }
+  if (sync.newRegret!.length > 0) {
+    line.regret = {};
+    for (const k of sync.newRegret!) line.regret[k] = state.regret![k];
   }
   return JSON.stringify(line);
 }

@@ -5,6 +5,8 @@ import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
 import { partOf } from "../engine/ids.js";
 import { manualBy, type ManualEntry } from "../engine/manual.js";
+import { sessionTotals, type RuleTotals } from "../engine/all-time.js";
+import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
 import { budgetText, type BudgetLimit } from "./budget.js";
 import { fmtK } from "./notify.js";
 import { callLabel } from "./reminders.js";
@@ -15,7 +17,7 @@ export const HELP = [
   "opencode-acp — agentic context pruning",
   "  /acp             this help",
   "  /acp context     token breakdown of this session and what pruning saved",
-  "  /acp stats       prunes per rule and tokens saved",
+  "  /acp stats       prunes per rule, tokens saved and regret: this session and all-time",
   "  /acp budget      context window use of the last request, and what to do about it",
   "  /acp protected   protected tools and file globs",
   "  /acp sweep [n]   discard tool outputs since your last message (or the newest n)",
@@ -23,28 +25,58 @@ export const HELP = [
   "  /acp restore ID  show a pruned part in full again",
 ].join("\n");
 
+/** "1 re-run, 2 restored by the agent, 1 by you": who regretted a rule's prunes; "" when nobody did. */
+export function regretText(t: RegretCounts): string {
+  const restored = [t.agent && `${t.agent} by the agent`, t.user && `${t.user} by you`].filter(Boolean);
+  const parts = [t.rerun && `${t.rerun} re-run${t.rerun === 1 ? "" : "s"}`, restored.length && `restored ${restored.join(", ")}`].filter(Boolean);
+  return parts.join(", ");
+}
+
+/** One row per rule: parts, tokens, and the regret it caused (a rule all of whose prunes were restored still shows). */
+function ruleRows(rules: [string, RuleTotals][], note: (rule: string) => string = () => ""): string[] {
+  const rows = rules.filter(([, r]) => r.parts > 0 || regretTotal(r) > 0).sort((a, b) => b[1].tokens - a[1].tokens || a[0].localeCompare(b[0]));
+  const width = Math.max(0, ...rows.map(([id]) => id.length));
+  return rows.map(([id, r]) => {
+    const regret = regretText(r);
+    const extra = [regret && `regret: ${regret}`, note(id)].filter(Boolean).join("; ");
+    return `  ${id.padEnd(width)}  ${String(r.parts).padStart(4)} parts  ${fmt(r.tokens).padStart(7)} tokens${extra ? `  (${extra})` : ""}`;
+  });
+}
+
+const prunes = (n: number) => `${n} prune${n === 1 ? "" : "s"}`;
+
 export function statsText(pruner: AcpPruner, sessionID: string): string {
   // A prune that saves nothing (a step marker the host never sends) is not a prune worth counting.
   const all = pruner.explain(sessionID);
-  const entries = all.filter((e) => e.tokensSaved > 0);
-  const free = all.length - entries.length;
+  const free = all.filter((e) => !(e.tokensSaved > 0)).length;
   const freeNote = free > 0 ? `  (${free} more part${free === 1 ? "" : "s"} the provider never receives, e.g. step markers, not counted)` : undefined;
-  if (entries.length === 0) return [`acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`, ...(freeNote ? [freeNote] : [])].join("\n");
-  const byRule = new Map<string, { parts: number; tokens: number }>();
-  for (const e of entries) {
-    const r = byRule.get(e.rule) ?? { parts: 0, tokens: 0 };
-    r.parts++;
-    r.tokens += e.tokensSaved;
-    byRule.set(e.rule, r);
+  const state = pruner.state(sessionID);
+  const totals = Object.entries(sessionTotals(state));
+  const limit = pruner.resolved.commit.regretLimit ?? 0;
+  const backedOff = backedOffRules(state, limit);
+  const note = (rule: string) => (backedOff.has(rule) ? `backed off: prunes no new parts in this session` : "");
+  const parts = totals.reduce((s, [, r]) => s + r.parts, 0);
+  const tokens = totals.reduce((s, [, r]) => s + r.tokens, 0);
+  const lines =
+    parts === 0 && totals.length === 0
+      ? [`acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`]
+      : [`acp stats (preset ${pruner.resolved.presetName}): ${prunes(parts)}, ${fmt(tokens)} tokens saved per request`, ...ruleRows(totals, note)];
+  if (freeNote) lines.push(freeNote);
+  if (totals.some(([, r]) => regretTotal(r) > 0))
+    lines.push(limit > 0 ? `  regret: a pruned part restored, or its call re-run while hidden; a rule backs off in a session after ${limit} (regretLimit)` : "  regret: a pruned part restored, or its call re-run while hidden (back-off off: regretLimit 0)");
+  const allTime = pruner.allTime(sessionID);
+  if (allTime) {
+    const rules = Object.entries(allTime.rules);
+    const n = rules.reduce((s, [, r]) => s + r.parts, 0);
+    const t = rules.reduce((s, [, r]) => s + r.tokens, 0);
+    lines.push(
+      "",
+      `all-time (${allTime.sessions} session${allTime.sessions === 1 ? "" : "s"}): ${prunes(n)}, ${fmt(t)} tokens saved per request`,
+      ...ruleRows(rules),
+    );
+    if (allTime.problem) lines.push(`  (${allTime.problem}; a new file begins with the next prune)`);
   }
-  const rows = [...byRule].sort((a, b) => b[1].tokens - a[1].tokens);
-  const total = rows.reduce((s, [, r]) => s + r.tokens, 0);
-  const width = Math.max(...rows.map(([id]) => id.length));
-  return [
-    `acp stats (preset ${pruner.resolved.presetName}): ${entries.length} prune${entries.length === 1 ? "" : "s"}, ${fmt(total)} tokens saved per request`,
-    ...rows.map(([id, r]) => `  ${id.padEnd(width)}  ${String(r.parts).padStart(4)} parts  ${fmt(r.tokens).padStart(7)} tokens`),
-    ...(freeNote ? [freeNote] : []),
-  ].join("\n");
+  return lines.join("\n");
 }
 
 export function contextText(pruner: AcpPruner, messages: Message[]): string {
@@ -122,7 +154,7 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
 export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
   const who = named(pruner, sessionID, raw, buildGraph(messages));
   if (!who.partId) return unknownId("restore", who.shown);
-  return pruner.restore(sessionID, who.partId) ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
+  return pruner.restore(sessionID, who.partId, "user") ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
 }
 
 export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined): string {

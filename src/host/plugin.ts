@@ -29,7 +29,9 @@ const AcpPlugin: Plugin = async (input) => {
   const pluginDir = join(dataHome, "opencode", "storage", "plugin", "acp");
   // Start-up never throws: loading reports every problem it knows of; anything else leaves the defaults.
   let log = createLogger(join(pluginDir, "log"), false);
-  const options = { stateDir: pluginDir, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
+  // all-time stats in a folder of their own: nothing there can clash with a `<session>.json`
+  const statsFile = join(pluginDir, "all-time", "stats.json");
+  const options = { stateDir: pluginDir, statsFile, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
   let loaded: LoadedConfig;
   let pruner: AcpPruner;
   try {

@@ -75,6 +75,12 @@ export interface CommitPolicy {
    * breakEven is not consulted.
    */
   plainBatch?: boolean;
+  /**
+   * Back-off: a rule with this many regret events in a session (a part it pruned restored by the
+   * agent or the user, or its call re-run while hidden; engine/regret.ts) decides no new parts in
+   * that session. What it decided before stays. 0: never back off.
+   */
+  regretLimit?: number;
 }
 
 export interface Preset {

@@ -10,6 +10,7 @@ import { OPERATOR_NAMES } from "../../src/engine/operators.js";
 import { ACTIONS } from "../../src/engine/actions/index.js";
 import { BUILTIN_RULES_DIR, loadRuleFiles } from "../../src/rules/load.js";
 import { loadPreset, PRESET_NAMES } from "../../src/rules/presets.js";
+import { assistant, bigText, SID, user } from "../helpers/session.js";
 
 async function run(...argv: string[]) {
   let out = "";
@@ -167,6 +168,29 @@ describe("acp simulate", () => {
     expect(ctxedit.figures.total.anthropicCostWithRecovery).toBeCloseTo(ctxedit.figures.total.anthropicCost + 1.25 * 182);
     expect(ctxedit.overLimit).toEqual({ limitPct: 2, sessions: [], anthropic: 0, openai: 0 });
     expect(ctxedit.figures.total.quoteLosses.map((q: { reReadTokens: number }) => q.reReadTokens).sort()).toEqual([0, 113, 69].sort());
+  });
+
+  it("reports the live regret signal of the replay: re-runs of hidden outputs per rule, and where a rule backed off", async () => {
+    // cat one, cat two, cat one again: the first output is cleared when the model runs it again
+    const out = (command: string, id: string) => ({ tool: "bash", input: { command, description: "d" }, output: bigText(command), id });
+    const session = join(tmp, "rerun.json");
+    writeFileSync(session, JSON.stringify({ info: { id: SID }, messages: [user("go"), assistant([out("cat one", "prt_a")]), assistant([out("cat two", "prt_b")]), assistant([out("cat one", "prt_c")]), assistant([], "done")] }));
+    const preset = (limit: number) => {
+      const file = join(tmp, `mask-limit${limit}.yaml`);
+      writeFileSync(file, `description: mask after one call\ncommit: { minTokens: 0, pressureTokens: 0, breakEven: 0, regretLimit: ${limit} }\nrules:\n  mask-old-outputs: { with: { keepCalls: 1, text: "[cleared]" } }\n`);
+      return file;
+    };
+    const json = join(tmp, "regret.json");
+    const r = await run("simulate", session, "--compare", `none,${preset(0)},${preset(1)}`, "--json", json);
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split("\n").filter((l) => l.startsWith("regret"));
+    expect(lines).toEqual([
+      "regret (calls re-run while their output was hidden): mask-old-outputs 1; backed off (regretLimit 0): none",
+      `regret (calls re-run while their output was hidden): mask-old-outputs 1; backed off (regretLimit 1): mask-old-outputs in ${SID}`,
+    ]);
+    const results = JSON.parse(readFileSync(json, "utf8"));
+    expect(results[2].regret).toEqual({ limit: 1, rules: { "mask-old-outputs": { agent: 0, user: 0, rerun: 1 } }, backedOff: [{ rule: "mask-old-outputs", session: SID }] });
+    expect(results[0].regret).toBeUndefined(); // no pruner, no signal
   });
 
   it("an unknown strategy: exit 2 with a message", async () => {

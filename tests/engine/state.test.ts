@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { idFor } from "../../src/engine/ids.js";
-import { journalFile, loadState, readState, saveState, newState, stateFile, stateJson } from "../../src/engine/state.js";
+import { addRegret, journalFile, loadState, readState, saveState, newState, stateFile, stateJson } from "../../src/engine/state.js";
 import { appendStep, deepCopy, generateSession } from "./session-gen.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
@@ -204,6 +204,25 @@ describe("state file writing", () => {
     writeFileSync(stateFile(dir, sid)!, JSON.stringify({ ...snapshot, journal: "newer" }));
     expect(loadState(dir, sid).calls).toBe(snapshot.calls);
     expect(whole.calls).toBeGreaterThan(snapshot.calls);
+  });
+
+  it("regret events go to the journal, and two processes' events are merged (neither is lost)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-regretstate-"));
+    const a = newState("ses_r");
+    saveState(dir, a);
+    const b = loadState(dir, "ses_r");
+    addRegret(a, "user:prt_a:1:stale-read", { rule: "stale-read", kind: "user", part: "prt_a" });
+    expect(saveState(dir, a)).toBe(false); // nobody else wrote: one journal line
+    expect(readFileSync(journalFile(dir, "ses_r")!, "utf8")).toContain("user:prt_a:1:stale-read");
+    expect(readState(dir, "ses_r")?.regret).toEqual(a.regret);
+    addRegret(b, "rerun:prt_c", { rule: "stale-shell-output", kind: "rerun", part: "prt_b" });
+    expect(addRegret(b, "rerun:prt_c", { rule: "stale-shell-output", kind: "rerun", part: "prt_b" })).toBe(false); // once per key
+    saveState(dir, b); // merges a's event
+    const keys = ["rerun:prt_c", "user:prt_a:1:stale-read"];
+    expect(Object.keys(b.regret ?? {}).sort()).toEqual(keys);
+    expect(Object.keys(loadState(dir, "ses_r").regret ?? {}).sort()).toEqual(keys);
+    saveState(dir, a); // and a picks up b's
+    expect(Object.keys(a.regret ?? {}).sort()).toEqual(keys);
   });
 
   it("a write by another process is still merged (the file changed since this process wrote it)", () => {

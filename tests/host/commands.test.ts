@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { runCommand, HELP } from "../../src/host/commands.js";
@@ -47,6 +50,35 @@ describe("/acp commands", () => {
     q.transform([user("hi"), assistant([], "hello")]);
     expect(q.explain(SID).length).toBeGreaterThan(0);
     expect(runCommand(q, SID, "stats", []).split("\n")[0]).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
+  });
+
+  it("stats shows who regretted a rule's prunes, and the rule's back-off once it reaches regretLimit", () => {
+    const p = createPruner({ config: { commit: { minTokens: 0, regretLimit: 1 }, tool: false } });
+    const h = session();
+    p.transform(structuredClone(h));
+    runCommand(p, SID, "restore prt_c1", []);
+    const text = runCommand(p, SID, "stats", []);
+    expect(text).toContain("acp stats (preset balanced): 0 prunes, 0 tokens saved per request");
+    expect(text).toMatch(/\n  identical-call\s+0 parts\s+0 tokens  \(regret: restored 1 by you; backed off: prunes no new parts in this session\)/);
+    expect(text).toContain("a rule backs off in a session after 1 (regretLimit)");
+    expect(p.manual(SID, { action: "discard", targets: ["prt_c3"] }, h).ok).toBe(true);
+    p.transform(structuredClone(h));
+    p.manual(SID, { action: "restore", targets: ["prt_c3"] }, h);
+    expect(runCommand(p, SID, "stats", [])).toMatch(/\n  manual\s+0 parts\s+0 tokens  \(regret: restored 1 by the agent\)/);
+  });
+
+  it("stats adds the all-time figures of every session when the pruner has a stats file", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "acp-stats-")), "stats.json");
+    const config = { commit: { minTokens: 0 }, tool: false };
+    const one = createPruner({ config, statsFile: file });
+    one.transform(structuredClone(session()));
+    const other = session().map((m) => ({ ...m, info: { ...m.info, sessionID: "ses_other" }, parts: m.parts.map((x) => ({ ...x, sessionID: "ses_other" })) }));
+    const two = createPruner({ config, statsFile: file });
+    two.transform(other);
+    await new Promise((resolve) => setImmediate(resolve)); // each pruner records its session once the call has returned
+    const text = runCommand(createPruner({ config, statsFile: file }), SID, "stats", []);
+    expect(text).toMatch(/\n\nall-time \(2 sessions\): 2 prunes, [\d.K]+ tokens saved per request\n  identical-call\s+2 parts/);
+    expect(runCommand(createPruner({ config }), SID, "stats", [])).not.toContain("all-time");
   });
 
   it("context breaks the history down and shows what pruning saved", () => {
