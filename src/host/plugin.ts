@@ -208,7 +208,8 @@ const AcpPlugin: Plugin = async (input) => {
         // Not in the copy the compaction agent summarises, nor in subagents.
         if (facts && !(await child(sessionID))) {
           const state = pruner.state(sessionID);
-          safe("reminders", () => applyReminders(messages, reminders, { facts, isPruned: (id) => Boolean(state.decisions[id]?.output) }));
+          const idsShown = state.introAt !== undefined || pruner.systemPrompt(sessionID) !== "";
+          safe("reminders", () => applyReminders(messages, reminders, { facts, idsShown, isPruned: (id) => Boolean(state.decisions[id]?.output) }));
         }
       } catch (e) {
         log.error("messages.transform", e);
