@@ -29,8 +29,8 @@ const INTRO_SUFFIX = "_acp_intro";
 
 /**
  * Fixes the message the instructions follow: the newest one on the first call whose prompt reaches
- * `threshold` tokens. An anchor that left the history (compaction, revert) is dropped, so a later
- * large prompt sets a new one.
+ * `threshold` tokens and whose turn has no reasoning yet (see reasoningThisTurn). An anchor that
+ * left the history (compaction, revert) is dropped, so a later large prompt sets a new one.
  */
 export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: number, promptTokens: () => number): number {
   if (state.introAt !== undefined) {
@@ -39,9 +39,24 @@ export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: 
     state.introAt = undefined;
   }
   const last = graph.messages[graph.messages.length - 1]?.info?.id;
-  if (typeof last !== "string" || promptTokens() < threshold) return Infinity;
+  if (typeof last !== "string" || promptTokens() < threshold || reasoningThisTurn(graph)) return Infinity;
   state.introAt = last;
   return introIndex(graph, state);
+}
+
+/**
+ * The current turn has reasoning the provider was sent. A user message in the middle of such a
+ * turn makes providers that keep only the current turn's reasoning (Anthropic's thinking models)
+ * drop it, which breaks the cached prefix once; so the instructions, and the ids, wait for the
+ * next user message, where that reasoning is dropped anyway.
+ */
+function reasoningThisTurn(graph: Graph): boolean {
+  const nodes = graph.nodes;
+  for (let i = nodes.length - 1; i >= 0 && nodes[i].msgIndex > graph.lastUserMsgIndex; i--) {
+    const n = nodes[i];
+    if (n.part.type === "reasoning" && typeof n.part.text === "string" && n.part.text !== "" && n.message.info?.role === "assistant") return true;
+  }
+  return false;
 }
 
 /** Message index from which parts get ids: the anchor, or Infinity while there is none. */

@@ -89,6 +89,28 @@ describe("deferred ids and instructions", () => {
     expect(intros(grown)).toEqual([{ msg: 4, role: "user", text: INTRO_TEXT }]);
   });
 
+  it("with reasoning in the current turn, the instructions wait for the next user message (a user message mid-turn would drop that reasoning)", () => {
+    const thinking = (m: Message): Message => {
+      m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
+      return m;
+    };
+    const h = [...session().slice(0, 5).map((m) => (m.info.role === "assistant" ? thinking(m) : m)), user("next, please"), thinking(assistant([], "done"))];
+    const p = createPruner({ config });
+    const out = calls(h).map((i) => {
+      const ctx = structuredClone(h.slice(0, i));
+      p.transform(ctx);
+      return ctx;
+    });
+    // calls 3-4 are past the threshold, but their turn has reasoning: no note, no ids yet
+    for (const ctx of out.slice(0, 4)) {
+      expect(intros(ctx)).toEqual([]);
+      expect(tagged(ctx)).toEqual([]);
+    }
+    // the first call after the user's next message: the note follows that message
+    expect(intros(out[4])).toEqual([{ msg: 6, role: "user", text: INTRO_TEXT }]);
+    expect(out[4][5].info.id).toBe(h[5].info.id);
+  });
+
   it("with idsFromTokens 0 the instructions are in the system prompt and ids start at once", () => {
     const h = session();
     const p = createPruner({ config: { ...config, idsFromTokens: 0 } });
