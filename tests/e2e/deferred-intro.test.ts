@@ -86,4 +86,49 @@ describe("deferred ids and instructions in the real host", () => {
     expect(toolResult(r[4], "call_big")).not.toContain("BIG line 7");
     expect(toolResult(r[4], "call_prune")).toContain(bigId);
   }, RUN_TIMEOUT);
+
+  // A thinking model: a user message in the middle of a turn with reasoning would make providers
+  // that keep only the current turn's reasoning drop it (a cache break), so the note and the ids
+  // wait for the user's next message.
+  it("with reasoning in the turn, the note and the ids wait for the next user message", async () => {
+    const tws = await createWorkspace({
+      files: { "big.txt": `${lines("BIG", 120)}\n`, "more.txt": `${lines("MORE", 20)}\n` },
+      plugins: [ACP_PLUGIN],
+      globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 1500 }) },
+    });
+    try {
+      const file = (f: string) => path.join(tws.projectDir, f);
+      const think = (tag: string) => `${tag}: thinking about the next step. `.repeat(4).trim();
+      tws.model.enqueue(
+        { reasoning: think("R1"), toolCalls: [call("call_big", "read", { filePath: file("big.txt") })] },
+        { reasoning: think("R2"), text: "Read it." },
+        { reasoning: think("R3"), toolCalls: [call("call_more", "read", { filePath: file("more.txt") })] },
+        { reasoning: think("R4"), text: "Done." },
+      );
+      const first = await tws.run("Read big.txt", { timeoutMs: RUN_TIMEOUT });
+      expectCleanRun(tws, first);
+      expect(first.requests).toHaveLength(2);
+      // past the threshold in request 1, but its turn has reasoning: nothing added, one user message
+      for (const req of first.requests) {
+        expect(introAt(req), `request ${req.seq}`).toBeUndefined();
+        expect(JSON.stringify(req.body.messages)).not.toContain("[acp:");
+        expect(req.body.messages.filter((m) => m.role === "user")).toHaveLength(1);
+      }
+      const second = await tws.run("Now read more.txt", { session: first.sessionID, timeoutMs: RUN_TIMEOUT });
+      expectCleanRun(tws, second);
+      const [r0, r1] = second.requests;
+      // the first request of the new turn: the note follows the user's message, at the end
+      const at = introAt(r0);
+      expect(at?.role).toBe("user");
+      expect(at!.index).toBe(r0.body.messages.length - 1);
+      expect(contentText(r0.body.messages[at!.index - 1].content)).toContain("Now read more.txt");
+      // the previous turn's request goes out unchanged before it, and the new output has an id
+      const prev = first.requests[1].body.messages;
+      expect(JSON.stringify(r0.body.messages.slice(0, prev.length).map((m) => ({ ...m, reasoning_content: undefined })))).toBe(JSON.stringify(prev.map((m) => ({ ...m, reasoning_content: undefined }))));
+      expect(introAt(r1)).toEqual(at);
+      expect(toolResult(r1, "call_more")).toMatch(/\[acp:t[0-9a-z]+\]\s*$/);
+    } finally {
+      await tws.dispose();
+    }
+  }, 2 * RUN_TIMEOUT);
 });
