@@ -1,8 +1,9 @@
-// Rule files changed while one host runs (`opencode serve` + `opencode run --attach`, as in the
-// TUI): a rule file added after the first turn applies from the next turn on, without a restart.
-// Outputs the model has not seen yet are pruned at once; the already-sent prefix stays byte for
-// byte (the balanced preset's commit policy holds a small change back until it pays off). A broken
-// rule file added later is told once, with file:line:col, and the valid rule keeps applying.
+// Rule files and acp.jsonc changed while one host runs (`opencode serve` + `opencode run --attach`,
+// as in the TUI): a rule file added after the first turn applies from the next turn on, without a
+// restart. Outputs the model has not seen yet are pruned at once; the already-sent prefix stays byte
+// for byte while the commit policy holds changes to it back (here: never worth it). A project
+// acp.jsonc written next lets the policy commit at once, and the held-back prune goes out; a broken
+// rule file added with it is told once, with file:line:col, and the valid rule keeps applying.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,6 +47,8 @@ describe("rule files changed while `opencode serve` runs", () => {
       // .opencode/ exists (and is seeded, so no process tries to install into it); its acp/ does not
       files: { "a.log": `${lines("ALPHA")}\n`, "b.log": `${lines("BRAVO")}\n`, "c.log": `${lines("CHARLIE")}\n`, ".opencode/README.md": "project configuration\n" },
       plugins: [ACP_PLUGIN],
+      // changes to the sent prefix wait: no batch is big enough, break-even and pressure are off
+      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 1_000_000, breakEven: 0, pressureTokens: 0 } }) },
     });
     server = await ws.serve();
   }, RUN_TIMEOUT);
@@ -54,7 +57,7 @@ describe("rule files changed while `opencode serve` runs", () => {
     await ws?.dispose();
   });
 
-  it("a rule file added between turns applies from the next turn; the sent prefix changes only as the commit policy allows", async () => {
+  it("a rule file added between turns applies from the next turn; the sent prefix changes only as the commit policy allows, also after acp.jsonc changes", async () => {
     ws.model.enqueue({ toolCalls: [cat("call_a", "a.log")] }, { text: "Read a." });
     const first = await ws.run("Show a.log", { attach: server.url, timeoutMs: RUN_TIMEOUT });
     expectCleanRun(ws, first);
@@ -82,13 +85,16 @@ describe("rule files changed while `opencode serve` runs", () => {
       expect(toolResult(req, "call_a")).toContain("ALPHA line 40");
     }
 
-    // a broken rule file beside it: the turn works, the problem is told once, the valid rule still applies
+    // the project's acp.jsonc lets every change commit at once; a broken rule file beside the good one:
+    // the turn works, the held-back prune goes out, the problem is told once, the valid rule still applies
+    fs.writeFileSync(path.join(ws.projectDir, ".opencode", "acp.jsonc"), JSON.stringify({ commit: { minTokens: 0 } }));
     fs.writeFileSync(path.join(rules, "typo.yaml"), BROKEN);
     await new Promise((r) => setTimeout(r, 1100));
     ws.model.enqueue({ toolCalls: [cat("call_c", "c.log")] }, { text: "Read c." });
     const third = await ws.run("And c.log", { attach: server.url, session: sessionID, timeoutMs: RUN_TIMEOUT });
     expectCleanRun(ws, third);
     expect(toolResult(third.requests[1], "call_c")).not.toContain("CHARLIE line");
+    for (const req of third.requests) expect(toolResult(req, "call_a"), `request ${req.seq}`).not.toContain("ALPHA line");
     const notices = ignoredTexts(await ws.exportSession(sessionID)).filter((t) => t.includes("configuration problems"));
     expect(notices, JSON.stringify(notices)).toHaveLength(1);
     expect(notices[0]).toContain(`${path.join(rules, "typo.yaml")}:7:19`);
