@@ -1,5 +1,8 @@
 // acp rules list / acp presets: what each rule does and which presets enable it.
+import { resolve as resolvePath } from "node:path";
 import { loadRuleFiles, BUILTIN_RULES_DIR } from "../rules/load.js";
+import { loadConfig } from "../rules/config.js";
+import { resolveRules } from "../rules/resolve.js";
 import { loadPreset, PRESET_NAMES } from "../rules/presets.js";
 import { PHASES, type RuleSetting } from "../rules/types.js";
 import { FACTS } from "../engine/facts.js";
@@ -9,13 +12,25 @@ import { KEY_FILTERS } from "../engine/key.js";
 
 const show = (s: RuleSetting | undefined) => (s === undefined ? "-" : typeof s === "string" ? s : `with ${JSON.stringify(s.with)}`);
 
-export function listRules(extra: string[] = []): string {
-  const { rules } = loadRuleFiles([BUILTIN_RULES_DIR, ...extra]);
+/**
+ * The rules the plugin would run in `projectDir`: built-in ones, the user rule folders
+ * (~/.config/opencode/acp/rules/, .opencode/acp/rules/, …), the configs' ruleFiles and `extra`,
+ * loaded and resolved as the plugin does (config.ts, resolve.ts). `on` is the effective setting
+ * (preset, then acp.jsonc overrides).
+ */
+export function listRules(projectDir: string, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): { text: string; problems: number } {
+  const loaded = loadConfig({ projectDir }, env);
+  const config = { ...loaded.config, ruleFiles: [...loaded.config.ruleFiles, ...extra.map((f) => resolvePath(f))] };
+  const resolved = resolveRules({ config, layers: loaded.layers, ruleDirs: loaded.ruleDirs });
   const presets = PRESET_NAMES.map((n) => [n, loadPreset(n).preset?.rules ?? {}] as const);
-  const rows = rules.map((r) => [r.id, r.phase, r.then.action, presets.filter(([, m]) => m[r.id] !== undefined && m[r.id] !== "off").map(([n]) => n).join(",") || "-", r.description]);
-  const head = ["rule", "phase", "action", "presets", "description"];
+  const rows = resolved.all.map(({ spec: r, on }) => [r.id, r.phase, r.then.action, presets.filter(([, m]) => m[r.id] !== undefined && m[r.id] !== "off").map(([n]) => n).join(",") || "-", on ? "on" : "off", r.description]);
+  const head = ["rule", "phase", "action", "presets", "on", "description"];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [head, ...rows].map((r) => r.map((c, i) => (i < 4 ? c.padEnd(w[i]) : c)).join("  ")).join("\n");
+  const lines = [head, ...rows].map((r) => r.map((c, i) => (i < head.length - 1 ? c.padEnd(w[i]) : c)).join("  "));
+  const sources = [...loaded.ruleDirs, ...config.ruleFiles];
+  if (sources.length) lines.push("", `user rules from: ${sources.join(", ")}`);
+  const problems = [...loaded.problems, ...resolved.problems].filter((p) => p.severity === "error").length;
+  return { text: lines.join("\n"), problems };
 }
 
 export function listPresets(): string {

@@ -44,9 +44,13 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     });
   rules
     .command("list")
-    .description("list rules with phase, action, presets and description")
+    .description("list the rules the plugin would run here (built-in, ~/.config/opencode/acp/rules/, .opencode/acp/rules/, ruleFiles) with phase, action, presets, on/off and description")
     .option("--rules <paths...>", "extra rule files or folders")
-    .action((opts: { rules?: string[] }) => io.out(`${listRules(opts.rules)}\n`));
+    .action((opts: { rules?: string[] }) => {
+      const r = listRules(process.cwd(), opts.rules);
+      io.out(`${r.text}\n`);
+      if (r.problems) io.err(`acp: ${r.problems} configuration problem${r.problems === 1 ? "" : "s"}; \`npx acp rules lint\` shows them\n`);
+    });
   rules
     .command("test [paths...]")
     .description("run annotated rule fixtures (ruleid: / ok: comments), Semgrep style")

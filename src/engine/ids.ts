@@ -87,7 +87,7 @@ export function carrierOf(nodes: PartNode[], n: PartNode, dropped: (n: PartNode)
 
 /** Gives ids to eligible parts from `from` on that have none yet. */
 export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNode) => boolean): void {
-  const ids = (rt.state.ids ??= {});
+  const ids = rt.state.ids ?? {}; // attached on the first id: a state without ids saves and loads the same
   const nodes = rt.graph.nodes;
   const dropped = (x: PartNode) => isDropped(x.slots);
   for (let i = from; i < nodes.length; i++) {
@@ -101,6 +101,7 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
     if (kind === "r" && !carrierOf(nodes, n, dropped)) continue; // nowhere to show it
     const id = idFor(n.part.id, ids, kind);
     ids[id] = n.part.id;
+    rt.state.ids = ids;
     noteId(rt.state, id);
     rt.idByPart.set(n.part.id, id);
     n.tag = tagOf(id);

@@ -1,9 +1,11 @@
 // The prune tool's instructions and where they go. A short session never sees them: until the
 // prompt first reaches `idsFromTokens`, nothing is added (no system text, no id tags), so the
 // plugin costs nothing where there is nothing old to prune. From then on the instructions are a
-// text part of the message that was newest at that call — unsent then, so no cached byte changes —
-// rendered identically at the same place on every later call. With `idsFromTokens: 0` they go
-// into the system prompt from the first call instead.
+// synthetic user message right after the message that was newest at that call — unsent then, so
+// no cached byte changes — rendered identically at the same place on every later call. A user
+// message, not a part of that (usually assistant) message: the model would read text in its own
+// message as its own words. With `idsFromTokens: 0` they go into the system prompt from the first
+// call instead.
 import type { Graph } from "../graph/graph.js";
 import type { Message } from "../graph/types.js";
 import { setUndoable, type Undo } from "./render.js";
@@ -20,15 +22,15 @@ export const SYSTEM_PROMPT = LINES.join("\n");
 export const INTRO_TEXT = `[Note from the opencode-acp plugin, not from the user] From here on: ${LINES.join("\n")}`;
 
 /**
- * Marks our part (its id ends so) so a repeated hook pass over our own output can take it out
- * first. Not `metadata`: the host passes an assistant text's metadata on as provider options.
+ * Marks our message and its part (their ids end so) so a repeated hook pass over our own output
+ * can take it out first. Not `metadata`: the host passes a text part's metadata on as provider options.
  */
 const INTRO_SUFFIX = "_acp_intro";
 
 /**
  * Fixes the message the instructions follow: the newest one on the first call whose prompt reaches
- * `threshold` tokens. An anchor that left the history (compaction, revert) is dropped, so a later
- * large prompt sets a new one.
+ * `threshold` tokens and whose turn has no reasoning yet (see reasoningThisTurn). An anchor that
+ * left the history (compaction, revert) is dropped, so a later large prompt sets a new one.
  */
 export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: number, promptTokens: () => number): number {
   if (state.introAt !== undefined) {
@@ -37,9 +39,24 @@ export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: 
     state.introAt = undefined;
   }
   const last = graph.messages[graph.messages.length - 1]?.info?.id;
-  if (typeof last !== "string" || promptTokens() < threshold) return Infinity;
+  if (typeof last !== "string" || promptTokens() < threshold || reasoningThisTurn(graph)) return Infinity;
   state.introAt = last;
   return introIndex(graph, state);
+}
+
+/**
+ * The current turn has reasoning the provider was sent. A user message in the middle of such a
+ * turn makes providers that keep only the current turn's reasoning (Anthropic's thinking models)
+ * drop it, which breaks the cached prefix once; so the instructions, and the ids, wait for the
+ * next user message, where that reasoning is dropped anyway.
+ */
+function reasoningThisTurn(graph: Graph): boolean {
+  const nodes = graph.nodes;
+  for (let i = nodes.length - 1; i >= 0 && nodes[i].msgIndex > graph.lastUserMsgIndex; i--) {
+    const n = nodes[i];
+    if (n.part.type === "reasoning" && typeof n.part.text === "string" && n.part.text !== "" && n.message.info?.role === "assistant") return true;
+  }
+  return false;
 }
 
 /** Message index from which parts get ids: the anchor, or Infinity while there is none. */
@@ -50,16 +67,57 @@ export function introIndex(graph: Graph, state: SessionState): number {
   return Infinity;
 }
 
-/** Appends the instructions to the anchor message (undoable). */
+/**
+ * Inserts the instructions as a synthetic user message right after the anchor message
+ * (undoable). Agent and model are those of the last real user message before it, as the host's
+ * own messages carry them.
+ */
 export function renderIntro(messages: Message[], state: SessionState, undo: Undo, graph?: Graph): void {
   if (state.introAt === undefined) return;
   // the graph's walk found the anchor's first place when it looked for this id (no second pass over the messages)
-  const m = graph?.messages === messages && graph.anchorIndex !== undefined && graph.anchorIndex >= 0 && messages[graph.anchorIndex]?.info?.id === state.introAt ? messages[graph.anchorIndex] : messages.find((x) => x?.info?.id === state.introAt);
-  if (!m || !Array.isArray(m.parts)) return;
-  const part = { id: `${state.introAt}${INTRO_SUFFIX}`, sessionID: m.info.sessionID, messageID: state.introAt, type: "text", text: INTRO_TEXT, synthetic: true };
-  const parts = m.parts.slice(); // no spread: a message may hold 100k+ parts
-  parts.push(part as Message["parts"][number]);
-  setUndoable(m, "parts", parts, undo);
+  const known = graph?.messages === messages && graph.anchorIndex !== undefined && graph.anchorIndex >= 0 && messages[graph.anchorIndex]?.info?.id === state.introAt;
+  const at = known ? graph!.anchorIndex! : messages.findIndex((x) => x?.info?.id === state.introAt);
+  const anchor = messages[at];
+  if (!anchor?.info) return;
+  const id = `${state.introAt}${INTRO_SUFFIX}`;
+  const sessionID = anchor.info.sessionID;
+  const created = (anchor.info.time as { created?: unknown } | undefined)?.created;
+  const info: Message["info"] = { id, sessionID, role: "user", time: { created: typeof created === "number" ? created : 0 } };
+  const user = lastRealUser(messages, at);
+  if (user?.info.agent !== undefined) info.agent = user.info.agent;
+  if (user?.info.model !== undefined) info.model = user.info.model;
+  const part = { id, sessionID, messageID: id, type: "text", text: INTRO_TEXT, synthetic: true };
+  const message: Message = { info, parts: [part as Message["parts"][number]] };
+  messages.splice(at + 1, 0, message);
+  undo.push(() => {
+    const i = messages.indexOf(message);
+    if (i >= 0) messages.splice(i, 1);
+  });
+}
+
+/** The last message at or before `at` with something the user wrote (not only synthetic or ignored text). */
+function lastRealUser(messages: Message[], at: number): Message | undefined {
+  for (let i = at; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)))) return m;
+  }
+  return undefined;
+}
+
+/** The instructions message a previous pass over this same array inserted. */
+export function isIntroMessage(message: unknown): boolean {
+  const m = message as Message | undefined;
+  return m?.info?.role === "user" && typeof m.info.id === "string" && m.info.id.endsWith(INTRO_SUFFIX) && Array.isArray(m.parts) && m.parts.length === 1 && isIntroPart(m.parts[0]);
+}
+
+/** Takes out the instructions a previous pass over this same array inserted (undoable). */
+export function stripIntro(messages: Message[], undo: Undo): void {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!isIntroMessage(m)) continue;
+    messages.splice(i, 1);
+    undo.push(() => messages.splice(i, 0, m));
+  }
 }
 
 /** The instructions part this plugin added (tests and reports tell it from the host's parts). */

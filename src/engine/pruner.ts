@@ -11,7 +11,7 @@ import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./rules
 import { SessionRuntime } from "./session.js";
 import { decisionsOf, loadState, newState, saveState, touch, type SessionState } from "./state.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
-import { isIntroPart, renderIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
+import { renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
@@ -269,8 +269,9 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     // ids exist for the prune tool: none where the agent has no such tool (a subagent)
     const tool = config.tool && options.tool !== false;
     const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: tool, tags: tool && !options.compaction, fresh: !rendered.has(messages) };
-    const ours = deferIds ? isIntroPart : undefined; // our note from an earlier pass over this array
     try {
+      // our note from an earlier pass over this same array
+      if (deferIds && !to.fresh) stripIntro(messages, undo);
       const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID;
       if (!sessionID) return;
       const rt = runtime(sessionID);
@@ -278,11 +279,12 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
-        const copy = buildGraph(messages, undefined, { ours, anchor: rt.state.introAt });
+        const copy = buildGraph(messages, undefined, { anchor: rt.state.introAt });
         renderById(copy, rt.state.decisions, to);
         if (tool) renderIdsById(copy, rt.graph, rt.state, to);
         applyDrops(to.drops, undo);
         if (deferIds && to.tags) renderIntro(messages, rt.state, undo, copy);
+        rendered.add(messages);
         return;
       }
       rt.lastCall = { count: messages.length, lastId };
@@ -293,7 +295,6 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       let stamp = ++rt.stamp;
       const walk = !rt.viewsStale && !rt.stale;
       const graph = buildGraph(messages, rt.graph, {
-        ours,
         anchor: rt.state.introAt,
         visit: walk
           ? (node, part, parts, pi) => {

@@ -54,8 +54,6 @@ export type ReusedVisitor = (node: PartNode, part: Part, parts: Part[], partInde
 
 export interface BuildOptions {
   visit?: ReusedVisitor;
-  /** A part this plugin appended on an earlier pass over the same array: taken off the end of its message. */
-  ours?: (part: Part) => boolean;
   /** A message id whose first place the graph reports (Graph.anchorIndex), found by the walk. */
   anchor?: string;
 }
@@ -228,14 +226,13 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0 };
-  const { visit, ours, anchor } = opts;
+  const { visit, anchor } = opts;
   let anchorIndex = -1;
   for (let mi = 0; mi < messages.length; mi++) {
     const m = messages[mi];
     if (anchor !== undefined && anchorIndex < 0 && m?.info?.id === anchor) anchorIndex = mi;
     if (!m || !Array.isArray(m.parts)) continue;
     const parts = m.parts;
-    if (ours && parts.length > 0 && ours(parts[parts.length - 1])) parts.pop();
     if (isUserMessage(m)) {
       if (!afterUser) turn++;
       afterUser = true;

@@ -3,9 +3,8 @@
 import type { Plugin } from "@opencode-ai/plugin";
 import { join } from "node:path";
 import { homedir } from "node:os";
-import { createPruner, type AcpPruner } from "../engine/pruner.js";
+import type { AcpPruner } from "../engine/pruner.js";
 import type { Message } from "../graph/types.js";
-import { defaultConfig, loadConfig, type LoadedConfig } from "../rules/config.js";
 import { formatProblem, type Problem } from "../rules/problems.js";
 import { NEEDS_HISTORY, runCommand } from "./commands.js";
 import { pruneTool, PRUNE_TOOL_NAME } from "./prune-tool.js";
@@ -14,6 +13,7 @@ import { applyReminders, reminderSettings, sessionFacts, stripReminders } from "
 import { PruneNotifier } from "./notify.js";
 import { chooseLimit, lastUsage, modelLimit } from "./budget.js";
 import { beforeFailing, commandHandled, handledMessage } from "./handled.js";
+import { LiveSetup } from "./live-config.js";
 
 /** Problems listed in the notice; a broken folder of rule files can hold thousands. */
 const NOTICE_PROBLEMS = 20;
@@ -32,25 +32,44 @@ const AcpPlugin: Plugin = async (input) => {
   // all-time stats in a folder of their own: nothing there can clash with a `<session>.json`
   const statsFile = join(pluginDir, "all-time", "stats.json");
   const options = { stateDir: pluginDir, statsFile, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
-  let loaded: LoadedConfig;
-  let pruner: AcpPruner;
-  try {
-    loaded = loadConfig({ projectDir: input.worktree || input.directory });
-    log = createLogger(join(pluginDir, "log"), loaded.config.debug);
-    pruner = createPruner({ ...options, config: loaded.config, layers: loaded.layers, ruleDirs: loaded.ruleDirs });
-  } catch (e) {
-    const problem: Problem = { file: "acp", line: 1, col: 1, severity: "error", message: `configuration not loaded, defaults apply (${(e as Error)?.message ?? String(e)})`, ruleId: "internal" };
-    loaded = { config: defaultConfig(), problems: [problem], layers: [], ruleDirs: [] };
-    pruner = createPruner(options);
-  }
-  const problems = [...loaded.problems, ...pruner.problems].filter((p) => p.severity === "error");
+  // The host registers tools once: whether context_prune exists is settled at start-up.
+  let toolOn: boolean | undefined;
+  const live = new LiveSetup({ projectDir: input.worktree || input.directory }, options, (config) => {
+    toolOn ??= config.enabled && config.tool;
+    return toolOn ? config : { ...config, tool: false };
+  });
+  toolOn ??= live.current.loaded.config.enabled && live.current.loaded.config.tool; // defaults applied
+  // Everything below reads the current setup: acp.jsonc and rule files are re-read when they change.
+  let loaded = live.current.loaded;
+  let pruner: AcpPruner = live.current.pruner;
+  let problems = live.current.problems;
+  let reminders = reminderSettings(loaded.config);
+  let notifier = new PruneNotifier(loaded.config.enabled ? loaded.config.pruneNotification : "off");
+  log = createLogger(join(pluginDir, "log"), loaded.config.debug);
   for (const p of problems) log.error("config", formatProblem(p));
-  const problemNotice = problemsText(problems);
+  let problemNotice = problemsText(problems);
   const toldAboutProblems = new Set<string>();
   const isChild = new Map<string, boolean>();
   const client = input.client as any;
-  const reminders = reminderSettings(loaded.config);
-  const notifier = new PruneNotifier(loaded.config.enabled ? loaded.config.pruneNotification : "off");
+
+  /**
+   * Picks up changed configuration and rule files (a few stat calls, at most once a second).
+   * New problems are told once per session, like those found at start-up.
+   */
+  function refresh(): void {
+    const reload = live.refresh();
+    if (!reload) return;
+    ({ loaded, pruner } = reload.setup);
+    problems = reload.fresh;
+    problemNotice = problemsText(problems);
+    if (problems.length) toldAboutProblems.clear();
+    reminders = reminderSettings(loaded.config);
+    const mode = loaded.config.enabled ? loaded.config.pruneNotification : "off";
+    if (mode !== notifier.mode) notifier = new PruneNotifier(mode);
+    log = createLogger(join(pluginDir, "log"), loaded.config.debug);
+    log.info(`config reloaded: ${pruner.resolved.rules.length} rules, preset ${pruner.resolved.presetName}`);
+    for (const p of problems) log.error("config", formatProblem(p));
+  }
   function safe<T>(where: string, f: () => T): T | undefined {
     try {
       return f();
@@ -137,10 +156,9 @@ const AcpPlugin: Plugin = async (input) => {
 
   // Internal agents (title, compaction) get no system-prompt addition.
   const compacting = new Set<string>();
-  const toolOn = loaded.config.enabled && loaded.config.tool;
 
   return {
-    tool: (toolOn ? { [PRUNE_TOOL_NAME]: pruneTool(pruner, history) } : {}) as Record<string, any>,
+    tool: (toolOn ? { [PRUNE_TOOL_NAME]: pruneTool(() => pruner, history) } : {}) as Record<string, any>,
 
     "experimental.session.compacting": async (input) => {
       compacting.add(input.sessionID);
@@ -195,7 +213,9 @@ const AcpPlugin: Plugin = async (input) => {
       try {
         const messages = output.messages as unknown as Message[];
         const sessionID = messages[0]?.info?.sessionID;
-        if (!sessionID || (await subagent(sessionID))) return;
+        if (!sessionID) return;
+        safe("config", refresh);
+        if (await subagent(sessionID)) return;
         // Extras around the pruner each fail on their own: pruning must happen whatever they do.
         safe("reminders", () => stripReminders(messages)); // a second pass over an array we already extended
         safe("notify", () => rememberUser(sessionID, messages));
@@ -210,7 +230,8 @@ const AcpPlugin: Plugin = async (input) => {
         // Not in the copy the compaction agent summarises, nor in subagents.
         if (facts && !(await child(sessionID))) {
           const state = pruner.state(sessionID);
-          safe("reminders", () => applyReminders(messages, reminders, { facts, isPruned: (id) => Boolean(state.decisions[id]?.output) }));
+          const idsShown = state.introAt !== undefined || pruner.systemPrompt(sessionID) !== "";
+          safe("reminders", () => applyReminders(messages, reminders, { facts, idsShown, isPruned: (id) => Boolean(state.decisions[id]?.output) }));
         }
       } catch (e) {
         log.error("messages.transform", e);
@@ -222,7 +243,9 @@ const AcpPlugin: Plugin = async (input) => {
     // notice after the turn would come after `opencode run` has exited.
     "chat.message": async (input, output) => {
       try {
-        if (!input.sessionID || !problems.length || toldAboutProblems.has(input.sessionID)) return;
+        if (!input.sessionID) return;
+        safe("config", refresh);
+        if (!problems.length || toldAboutProblems.has(input.sessionID)) return;
         const parts = output.parts as unknown as { id?: string; type?: string; ignored?: boolean }[];
         const last = parts[parts.length - 1];
         // our own notices are no-reply messages of ignored parts: not the user's
@@ -241,6 +264,7 @@ const AcpPlugin: Plugin = async (input) => {
       if (input.command !== "acp") return;
       const args = input.arguments.trim();
       try {
+        safe("config", refresh);
         const messages = NEEDS_HISTORY.test(args) ? await history(input.sessionID) : [];
         let limit;
         if (/^budget\b/.test(args)) {

@@ -235,11 +235,12 @@ function todoSection(f: SessionFacts, s: ReminderSettings, stuck: StuckTask[], o
   return lines;
 }
 
-function automataSection(f: SessionFacts, s: ReminderSettings): string[] {
+/** `prune`: the request shows ids the model can prune by (the prune tool is on and ids have started). */
+function automataSection(f: SessionFacts, prune: boolean): string[] {
   return [
     `🔄 Reflection (automata mode, ${plural(f.sinceUser, "model call")} since the user's last message):`,
     `1. Review your progress against your todo list: mark finished tasks, re-prioritise, and add objectives you discovered (fixes, tests, refactors, optimisations).`,
-    ...(s.tool ? [`2. Prune tool outputs you no longer need with ${PRUNE_TOOL_NAME}.`, `3. Then continue working on your own; stop only when the work is done or you are blocked.`] : [`2. Then continue working on your own; stop only when the work is done or you are blocked.`]),
+    ...(prune ? [`2. Prune tool outputs you no longer need with ${PRUNE_TOOL_NAME}.`, `3. Then continue working on your own; stop only when the work is done or you are blocked.`] : [`2. Then continue working on your own; stop only when the work is done or you are blocked.`]),
   ];
 }
 
@@ -251,6 +252,11 @@ export interface ReminderOptions {
    * calls, so stuck-task tracking still sees every list.
    */
   facts?: SessionFacts;
+  /**
+   * The request shows [acp:…] ids (the prune tool's instructions are in it, or in the system
+   * prompt). Until then no reminder asks the model to prune. Default: some tool output carries an id.
+   */
+  idsShown?: boolean;
 }
 
 /** The reminder due on this call, or undefined. `messages` is the request copy after pruning. */
@@ -268,7 +274,7 @@ export function reminderText(messages: Message[], settings: ReminderSettings, op
     const outputs = settings.tool ? prunableOutputs(messages, tagInOutput, options.isPruned) : [];
     sections.push(todoSection(f, settings, stuck, outputs));
   }
-  if (automataDue) sections.push(automataSection(f, settings));
+  if (automataDue) sections.push(automataSection(f, settings.tool && (options.idsShown ?? prunableOutputs(messages, tagInOutput).length > 0)));
   return `<system-reminder>\n${sections.map((s) => s.join("\n")).join("\n\n")}\n</system-reminder>`;
 }
 

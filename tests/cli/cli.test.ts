@@ -1,6 +1,6 @@
 // Every acp command other than lint, through main(argv, io): output, exit codes, and clear
 // one-line errors (no stack traces) for missing files, bad input and bad usage.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -30,13 +30,38 @@ describe("acp rules list / catalog, acp presets", () => {
     const r = await run("rules", "list");
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^rule\s+phase\s+action\s+presets\s+description$/);
+    expect(lines[0]).toMatch(/^rule\s+phase\s+action\s+presets\s+on\s+description$/);
     expect(lines).toHaveLength(builtin.length + 1);
     for (const rule of builtin) {
       const on = PRESET_NAMES.filter((n) => ![undefined, "off"].includes(loadPreset(n).preset!.rules[rule.id] as string)).join(",") || "-";
       expectLine(lines, new RegExp(`^${rule.id}\\s+${rule.phase}\\s+${rule.then.action}\\s+${on}\\s+`));
     }
-    expectLine(lines, /^identical-call\s+supersede\s+supersede\s+compact,balanced,verbose\s+The same tool/);
+    expectLine(lines, /^identical-call\s+supersede\s+supersede\s+compact,balanced,verbose\s+on\s+The same tool/);
+  });
+
+  it("rules list in a project: its .opencode/acp/rules/ and acp.jsonc, as the plugin loads them", async () => {
+    const project = join(tmp, "project");
+    mkdirSync(join(project, ".opencode", "acp", "rules"), { recursive: true });
+    writeFileSync(join(project, ".opencode", "acp", "rules", "mine.yaml"), "rules:\n  my-project-rule:\n    phase: age\n    description: from the project\n    when: { fact: tool, operator: equal, value: bash }\n    then: { action: clear }\n");
+    writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "rules": { "identical-call": "off" } }');
+    const cwd = process.cwd();
+    const xdg = process.env.XDG_CONFIG_HOME;
+    process.env.XDG_CONFIG_HOME = join(tmp, "no-global-config");
+    process.chdir(project);
+    try {
+      const r = await run("rules", "list");
+      expect(r.code).toBe(0);
+      expect(r.err).toBe("");
+      expect(r.out).toMatch(/^my-project-rule\s+age\s+clear\s+-\s+on\s+from the project$/m);
+      expect(r.out).toMatch(/^identical-call\s+supersede\s+supersede\s+compact,balanced,verbose\s+off\s+/m);
+      expect(r.out).toContain(`user rules from: ${join(project, ".opencode", "acp", "rules")}`);
+      writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "rules": { "identical-cal": "off" } }');
+      expect((await run("rules", "list")).err).toBe("acp: 1 configuration problem; `npx acp rules lint` shows them\n");
+    } finally {
+      process.chdir(cwd);
+      if (xdg === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = xdg;
+    }
   });
 
   it("rules list --rules adds a rule file's rules", async () => {
@@ -44,7 +69,7 @@ describe("acp rules list / catalog, acp presets", () => {
     writeFileSync(file, "rules:\n  my-extra:\n    phase: age\n    description: mine\n    when: { fact: tool, operator: equal, value: bash }\n    then: { action: clear }\n");
     const r = await run("rules", "list", "--rules", file);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^my-extra\s+age\s+clear\s+-\s+mine$/m);
+    expect(r.out).toMatch(/^my-extra\s+age\s+clear\s+-\s+on\s+mine$/m);
   });
 
   it("rules catalog: every fact, operator and action, the key filters and the phase order", async () => {

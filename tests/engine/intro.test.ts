@@ -20,7 +20,8 @@ const config = { preset: "verbose", idsFromTokens: 8_000 };
 /** What the provider receives: step-start markers are never sent (and verbose drops them). */
 const sent = (ms: Message[]) => ms.map((m) => ({ ...m, parts: m.parts.filter((p) => p.type !== "step-start") }));
 const calls = (h: Message[]) => h.map((m, i) => i).filter((i) => h[i].info.role === "assistant");
-const intros = (ms: Message[]) => ms.flatMap((m, i) => m.parts.filter(isIntroPart).map((p) => ({ msg: i, text: p.text })));
+/** Where the instructions are: message index, the role the provider reads them under, the text. */
+const intros = (ms: Message[]) => ms.flatMap((m, i) => m.parts.filter(isIntroPart).map((p) => ({ msg: i, role: m.info.role, text: p.text })));
 const tagged = (ms: Message[]) => ms.flatMap((m) => m.parts).filter((p) => /\[acp:t\w+\]$/.test(String(p.state?.output ?? ""))).map((p) => p.id);
 
 let dirs: string[] = [];
@@ -42,14 +43,16 @@ describe("deferred ids and instructions", () => {
     // calls 1-2 (prompt below 10K tokens): untouched
     expect(sent(out[0])).toEqual(sent(h.slice(0, 1)));
     expect(sent(out[1])).toEqual(sent(h.slice(0, 2)));
-    // call 3: the instructions follow the newest message, whose output gets the first id
-    expect(intros(out[2])).toEqual([{ msg: 2, text: INTRO_TEXT }]);
+    // call 3: the instructions are a user message after the newest (assistant) message, whose output gets the first id
+    expect(intros(out[2])).toEqual([{ msg: 3, role: "user", text: INTRO_TEXT }]);
+    expect(out[2][2].parts.filter(isIntroPart)).toEqual([]); // nothing added to the assistant's own message
+    expect(out[2][2].parts.every((p) => h[2].parts.some((q) => q.id === p.id))).toBe(true);
     expect(tagged(out[2])).toEqual(["prt_o2"]);
     // later calls: the same place, and the older outputs never get a tag (they were sent untagged)
     for (const later of out.slice(3)) {
-      expect(intros(later)).toEqual([{ msg: 2, text: INTRO_TEXT }]);
+      expect(intros(later)).toEqual([{ msg: 3, role: "user", text: INTRO_TEXT }]);
       expect(tagged(later)).not.toContain("prt_o1");
-      expect(later.slice(0, 3)).toEqual(out[2]);
+      expect(later.slice(0, 4)).toEqual(out[2]);
     }
     expect(tagged(out[4])).toEqual(["prt_o2", "prt_o3", "prt_o4"]);
   });
@@ -66,6 +69,8 @@ describe("deferred ids and instructions", () => {
     a.transform(ctx);
     expect(ctx).toEqual(once);
     expect(intros(ctx)).toHaveLength(1);
+    a.transform(ctx); // a third pass over the same array (the second was a repeat)
+    expect(ctx).toEqual(once);
     const b = createPruner({ config, stateDir: dir });
     const again = structuredClone(h.slice(0, 4));
     b.transform(again);
@@ -81,7 +86,29 @@ describe("deferred ids and instructions", () => {
     expect(intros(cut)).toEqual([]); // 1 output, below the threshold again
     const grown = [...structuredClone(cut), ...structuredClone(h.slice(1, 3)).map((m, k) => ({ ...m, info: { ...m.info, id: `msg_new_${k}` }, parts: m.parts.map((x) => ({ ...x, id: `${x.id}_new${k}` })) }))];
     p.transform(grown);
-    expect(intros(grown)).toEqual([{ msg: 3, text: INTRO_TEXT }]);
+    expect(intros(grown)).toEqual([{ msg: 4, role: "user", text: INTRO_TEXT }]);
+  });
+
+  it("with reasoning in the current turn, the instructions wait for the next user message (a user message mid-turn would drop that reasoning)", () => {
+    const thinking = (m: Message): Message => {
+      m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
+      return m;
+    };
+    const h = [...session().slice(0, 5).map((m) => (m.info.role === "assistant" ? thinking(m) : m)), user("next, please"), thinking(assistant([], "done"))];
+    const p = createPruner({ config });
+    const out = calls(h).map((i) => {
+      const ctx = structuredClone(h.slice(0, i));
+      p.transform(ctx);
+      return ctx;
+    });
+    // calls 3-4 are past the threshold, but their turn has reasoning: no note, no ids yet
+    for (const ctx of out.slice(0, 4)) {
+      expect(intros(ctx)).toEqual([]);
+      expect(tagged(ctx)).toEqual([]);
+    }
+    // the first call after the user's next message: the note follows that message
+    expect(intros(out[4])).toEqual([{ msg: 6, role: "user", text: INTRO_TEXT }]);
+    expect(out[4][5].info.id).toBe(h[5].info.id);
   });
 
   it("with idsFromTokens 0 the instructions are in the system prompt and ids start at once", () => {

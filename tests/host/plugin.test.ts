@@ -3,11 +3,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import AcpPlugin from "../../src/host/plugin.js";
 import type { Message } from "../../src/graph/types.js";
 import { REMINDER_MARK } from "../../src/host/reminders.js";
-import { assistant, bigText, SID, user } from "../helpers/session.js";
+import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 
 const saved = { ...process.env };
 let root: string;
@@ -45,8 +45,12 @@ function stub(history: () => Message[], opts: { failPrompt?: boolean } = {}): St
   return { posted, client };
 }
 
+/** The project folder of the last plugin() (tests that edit its configuration). */
+let lastProject = "";
+
 async function plugin(config: Record<string, unknown>, s: Stub) {
   const project = mkdtempSync(join(root, "project-"));
+  lastProject = project;
   mkdirSync(join(project, ".opencode"));
   writeFileSync(join(project, ".opencode", "acp.jsonc"), JSON.stringify(config));
   return (await AcpPlugin({ client: s.client, worktree: project, directory: project } as any)) as any;
@@ -229,5 +233,71 @@ describe("plugin hooks", () => {
     await expect(hooks.event({ event: { type: "session.idle", properties: { sessionID: SID } } })).resolves.toBeUndefined();
     await expect(hooks.event({ event: { type: "session.idle" } })).resolves.toBeUndefined();
     await expect(hooks["experimental.chat.messages.transform"]({}, { messages: [{ info: null, parts: null }] })).resolves.toBeUndefined();
+  });
+});
+
+// acp.jsonc and rule files edited while one host runs (`opencode serve`, the TUI): re-read within a
+// second, applied through the commit policy, problems told once; a broken edit never stops pruning.
+describe("configuration changes while the host runs", () => {
+  afterEach(() => vi.useRealTimers());
+  const CLEAR_BASH = `rules:
+  clear-bash:
+    phase: reduce
+    description: Clears every bash output
+    when:
+      all:
+        - { fact: tool, operator: equal, value: bash }
+        - { fact: status, operator: equal, value: completed }
+    then: { action: clear }
+`;
+  const BROKEN = `rules:
+  broken:
+    phase: reduce
+    description: misspelt fact
+    when:
+      all:
+        - { fact: tol, operator: equal, value: bash }
+    then: { action: clear }
+`; // line 7, column 19: unknown fact "tol"
+  const bash = (i: number) => assistant([{ tool: "bash", input: { command: `cat log${i}` }, output: bigText(`log${i}`), id: `prt_bash${i}` }]);
+  const later = (ms: number) => vi.setSystemTime(Date.now() + ms);
+  const outputOf = (ms: Message[], i: number) => String(toolPart(ms, `prt_bash${i}`)?.state?.output);
+
+  it("a rule file added applies to new outputs at once; the sent ones wait for the commit policy", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const s = stub(() => []);
+    // commit.minTokens far above what is pending: changes to the sent prefix wait
+    const hooks = await plugin({ pruneNotification: "off", todoReminder: { enabled: false }, commit: { minTokens: 1_000_000 } }, s);
+    const project = lastProject;
+    const history: Message[] = [who(user("read the logs")), bash(1)];
+    const first = await transform(hooks, history);
+    expect(outputOf(first, 1)).toContain("log1 line 299");
+
+    const rules = join(project, ".opencode", "acp", "rules");
+    mkdirSync(rules, { recursive: true });
+    writeFileSync(join(rules, "clear-bash.yaml"), CLEAR_BASH);
+    later(1500);
+    history.push(bash(2));
+    const second = await transform(hooks, history);
+    expect(outputOf(second, 2)).not.toContain("log2 line"); // new: the rule applies at once
+    expect(outputOf(second, 2)).toContain("cleared");
+    expect(outputOf(second, 1)).toBe(outputOf(first, 1)); // sent: unchanged, pending
+
+    // a broken file beside it: told once, with file:line:col; the valid rule keeps applying
+    writeFileSync(join(rules, "typo.yaml"), BROKEN);
+    later(1500);
+    const parts: any[] = [{ id: "prt_u2", type: "text", text: "go on" }];
+    await hooks["chat.message"]({ sessionID: SID }, { message: { id: "msg_u2" }, parts });
+    expect(parts).toHaveLength(2);
+    expect(parts[1]).toMatchObject({ ignored: true });
+    expect(parts[1].text).toContain(`${join(rules, "typo.yaml")}:7:19`);
+    expect(parts[1].text).not.toContain("clear-bash.yaml");
+    const again: any[] = [{ id: "prt_u3", type: "text", text: "and more" }];
+    await hooks["chat.message"]({ sessionID: SID }, { message: { id: "msg_u3" }, parts: again });
+    expect(again).toHaveLength(1); // once per session
+    history.push(bash(3));
+    const third = await transform(hooks, history);
+    expect(outputOf(third, 3)).toContain("cleared");
+    expect(outputOf(third, 1)).toBe(outputOf(first, 1));
   });
 });

@@ -148,6 +148,15 @@ describe("automata mode", () => {
     expect(text.match(/<system-reminder>/g)).toHaveLength(1);
   });
 
+  it("asks the model to prune only once ids exist", () => {
+    const history = [user("automata please"), ...steps(8)];
+    const PRUNE = "Prune tool outputs you no longer need with context_prune";
+    expect(reminderText(history, settings)).not.toContain(PRUNE); // no output carries an id yet
+    expect(reminderText(history, settings, { idsShown: false })).not.toContain(PRUNE);
+    expect(reminderText(history, settings, { idsShown: true })).toContain(PRUNE);
+    expect(reminderText(history, settings, { idsShown: false })).toContain("2. Then continue working on your own");
+  });
+
   it("can be switched off", () => {
     const s = reminderSettings({ automata: { enabled: false }, todoReminder: { enabled: false } });
     expect(reminderText([user("automata please"), ...steps(8)], s)).toBeUndefined();

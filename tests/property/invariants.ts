@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import { compileCondition } from "../../src/engine/compile.js";
-import { isIntroPart } from "../../src/engine/intro.js";
+import { isIntroMessage } from "../../src/engine/intro.js";
 import type { FactContext } from "../../src/engine/facts.js";
 import { promptTokensOf } from "../../src/engine/prompt-size.js";
 import { stateFile, stateFiles, type SessionState } from "../../src/engine/state.js";
@@ -271,14 +271,18 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       if (tr.restored.has(id) && !(SKIP.has("pinned-collapse") && action === "collapse-code-blocks")) fail(`pinned ${id}`, `${where}: rule ${rule} decided ${slot} of part ${id}, restored at call ${tr.restored.get(id)}`);
     }
 
+    // The one message the plugin adds: the prune tool's instructions, a user message after another message.
+    const intros = input.flatMap((m, mi) => (isIntroMessage(m) ? [mi] : []));
+    if (intros.length > 1 || intros[0] === 0) fail("intro", `${where}: instructions at messages ${intros.join(", ")}`);
+    const output = input.filter((m) => !isIntroMessage(m));
     // Messages: same count, same infos, parts a subsequence of the input's.
     const carried = new Set<string>(); // reasoning tags shown in this call, by message
-    if (input.length !== slice.length) fail("msg-count", `${where}: ${slice.length} messages became ${input.length}`);
+    if (output.length !== slice.length) fail("msg-count", `${where}: ${slice.length} messages became ${output.length}`);
     let lastUser = -1;
     slice.forEach((m, mi) => isUserMessage(m) && (lastUser = mi));
-    for (let mi = 0; mi < Math.min(input.length, slice.length); mi++) {
+    for (let mi = 0; mi < Math.min(output.length, slice.length); mi++) {
       const rm = slice[mi];
-      const om = input[mi];
+      const om = output[mi];
       if (JSON.stringify(om.info) !== JSON.stringify(rm.info)) fail(`info ${mi}`, `${where}: message ${mi} info changed`);
       const role = rm.info?.role;
       // map output parts back to raw parts
@@ -287,11 +291,6 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       for (const op of om.parts) {
         let r = toRaw.get(op);
         if (!r) r = rm.parts.find((x) => typeof x === "object" && x !== null && x.id === op?.id && !present.has(x) && !om.parts.some((y) => toRaw.get(y) === x));
-        if (!r && isIntroPart(op)) {
-          // the prune tool's instructions: one part, at the end of one message, the same every call
-          if (op !== om.parts[om.parts.length - 1]) fail(`intro ${mi}`, `${where}: message ${mi} has the instructions before another part`);
-          continue;
-        }
         if (!r) {
           fail(`extra ${mi}`, `${where}: message ${mi} has a part that is not in the input: ${clip(JSON.stringify(op))}`);
           continue;
