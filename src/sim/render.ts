@@ -64,8 +64,9 @@ export function isSkippedAssistant(message: Message): boolean {
   return !!error && error.name !== "MessageAbortedError";
 }
 
+/** The last user message the provider receives: one left with nothing to send (notices of ignored parts only) is dropped. */
 export function lastUserIndex(context: Message[]): number {
-  for (let i = context.length - 1; i >= 0; i--) if (context[i].info.role === "user") return i;
+  for (let i = context.length - 1; i >= 0; i--) if (context[i].info.role === "user" && renderMessage(context[i], false).length > 0) return i;
   return -1;
 }
 

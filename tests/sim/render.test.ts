@@ -85,6 +85,16 @@ describe("renderPrompt: assistant parts", () => {
     expect(ids(renderPrompt(context.slice(0, 2)))).toEqual(["p1", "r1", "x1"]);
   });
 
+  it("a user message with nothing to send (a notice of ignored parts) is dropped, so the reasoning before it stays", () => {
+    const context = [
+      msg("u1", "user", [text("p1", "first")]),
+      msg("a1", "assistant", [reasoning("r1", "thought"), text("x1", "answer")]),
+      msg("n1", "user", [text("p2", "acp: pruned 2 outputs", { ignored: true })]),
+      msg("a2", "assistant", [text("x2", "more")]),
+    ];
+    expect(ids(renderPrompt(context))).toEqual(["p1", "r1", "x1", "x2"]);
+  });
+
   it("skips assistant messages with an error, except an abort", () => {
     const context = [
       msg("u1", "user", [text("p1", "go")]),
