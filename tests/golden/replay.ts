@@ -43,7 +43,7 @@ export function goldenSessions(): GoldenSession[] {
   return [...out, ...generatedSessions()];
 }
 
-/** The corpus folders are absent (the golden then checks the generated sessions only). */
+/** Both corpus folders are there (without them the golden checks the generated sessions only). */
 export const corpusPresent = () => existsSync(CORPUS) && existsSync(MULTITURN);
 
 /**
