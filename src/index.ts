@@ -1,6 +1,7 @@
 // Package root: the programmatic API (Node and Bun). The OpenCode plugin entry is ./host/plugin.
 export { createPruner, type AcpPruner, type PrunerOptions } from "./engine/pruner.js";
-export type { Message, Part, Pruner, ExplainEntry } from "./graph/types.js";
+export type { Message, Part } from "./graph/types.js";
+export type { Pruner, ExplainEntry } from "./engine/api.js";
 export { loadConfig, defaultConfig } from "./rules/config.js";
 export { loadRuleFiles } from "./rules/load.js";
 export type { RuleSpec, Preset, AcpConfig, Condition } from "./rules/types.js";

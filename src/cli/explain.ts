@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { createPruner } from "../engine/pruner.js";
 import { formatExplained } from "../engine/explain.js";
 import { loadSessions, sessionIdOf } from "../sim/index.js";
-import type { Io } from "./main.js";
+import type { Io } from "./io.js";
 
 export function explainCall(path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }): string {
   const [session] = loadSessions(path);

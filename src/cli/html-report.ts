@@ -3,7 +3,7 @@
 // call, totals (with the cost of recovering lost quotes), the per-rule breakdown and the quote-loss events. Pure functions from results to a string;
 // every text that comes from a session (ids, file names, quoted lines, rule names) is escaped.
 import { ANTHROPIC_CACHE, RECOVERY_LIMIT_PCT, relativeTo, type Figures, type QuoteLoss, type SessionFigures } from "../sim/index.js";
-import type { StrategyResult } from "./simulate.js";
+import type { StrategyResult } from "./strategy-result.js";
 
 export interface HtmlReportMeta {
   title: string;

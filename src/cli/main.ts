@@ -8,8 +8,9 @@ import { catalog, listPresets, listRules } from "./list.js";
 import { registerSimulate } from "./simulate.js";
 import { registerExplain } from "./explain.js";
 import { runRulesTest } from "./rules-test.js";
+import type { Io } from "./io.js";
 
-export type Io = { out: (s: string) => void; err: (s: string) => void };
+export type { Io } from "./io.js";
 
 const stdio: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
 

@@ -3,7 +3,7 @@
 // tests) decide what to do with them. Exit 0 = all expectations hold, 1 = a mismatch, 2 = a
 // fixture could not be read or understood.
 import { isAbsolute, relative } from "node:path";
-import { runFixtures, type Counts, type FixtureError, type Mismatch } from "../rules/fixtures.js";
+import { runFixtures, type Counts, type FixtureError, type Mismatch } from "./fixtures.js";
 
 export interface RulesTestOptions {
   json?: boolean;

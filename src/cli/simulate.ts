@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import { createPruner, type AcpPruner } from "../engine/pruner.js";
-import { backedOffRules, regretByRule, type RegretCounts } from "../engine/regret.js";
+import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import {
   ANTHROPIC_CACHE,
@@ -18,12 +18,14 @@ import {
   totalOf as totalOfSessions,
   type CorpusFigures,
   type Figures,
-  type OverLimit,
   sessionIdOf,
   type Session,
 } from "../sim/index.js";
 import { htmlReport } from "./html-report.js";
-import type { Io } from "./main.js";
+import type { Io } from "./io.js";
+import type { StrategyResult } from "./strategy-result.js";
+
+export type { StrategyResult } from "./strategy-result.js";
 
 /** Comparison bundles that reproduce the published baselines (presets/baselines/*.yaml). */
 const BASELINES = ["native", "mask10", "ctxedit", "batch10"];
@@ -40,15 +42,6 @@ export interface SimulateOptions {
   /** The provider's cache lifetime in minutes, for the cost figures and the pruner's commit policy (default 5; 0: never expires). */
   cacheTtl?: number;
   progress?: (done: number, total: number) => void;
-}
-
-export interface StrategyResult {
-  strategy: string;
-  figures: CorpusFigures;
-  /** Sessions whose cost including recovery is more than RECOVERY_LIMIT_PCT above `none` (when it was run). */
-  overLimit?: OverLimit;
-  /** The live regret signal the replay raised (re-runs of hidden outputs), per rule, and the rules that backed off where. */
-  regret?: { limit: number; rules: Record<string, RegretCounts>; backedOff: { rule: string; session: string }[] };
 }
 
 export function simulate(sessions: Session[], opts: SimulateOptions): StrategyResult[] {

@@ -10,8 +10,9 @@ import type { Patch } from "./actions/index.js";
 import { partOf } from "./ids.js";
 import { patchChars, slotChars } from "./render.js";
 import { touch, type SessionState } from "./state.js";
+import type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
 
-export type ManualAction = "discard" | "distill" | "replace" | "restore";
+export type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
 
 export interface ManualTarget {
   id: string;
@@ -25,17 +26,6 @@ export interface ManualRequest {
   action: ManualAction;
   /** Ids, objects with an id, or the specification's tuples: `[id]`, `[id, summary]`, `[start, end, replacement?]`. */
   targets: (ManualTarget | string | string[])[];
-}
-
-/** Who asked for a manual prune: the agent (context_prune) unless the user did (/acp sweep). */
-export type ManualBy = "agent" | "user";
-
-export interface ManualEntry {
-  action: Exclude<ManualAction, "restore">;
-  summary?: string;
-  replaces?: { start: string; end: string; replacement?: string }[];
-  /** Absent: the agent (entries stored before the field existed were all the agent's). */
-  by?: ManualBy;
 }
 
 /** Who made a manual entry. */

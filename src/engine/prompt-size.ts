@@ -2,7 +2,7 @@
 // `acp simulate` counts a prompt (docs/simulate.md), so a rule that waits for the prompt to reach a
 // size acts on exactly the calls where the replay measures that size.
 import type { Graph } from "../graph/graph.js";
-import { lastUserIndex, partTokens } from "../sim/render.js";
+import { lastUserIndex, partTokens } from "../graph/prompt.js";
 
 export function promptTokensOf(graph: Graph): number {
   // Node parts are the parts as the host stored them (the engine renders into the copy, not into them).

@@ -1,6 +1,7 @@
 // createPruner: the programmatic API shared by the plugin, the CLI and external measurement.
 import { buildGraph, tokensOf, type Graph } from "../graph/graph.js";
-import type { ExplainEntry, Message, Pruner, TransformOptions } from "../graph/types.js";
+import type { Message } from "../graph/types.js";
+import type { ExplainEntry, Pruner, TransformOptions } from "./api.js";
 import { defaultConfig, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";

@@ -10,7 +10,7 @@
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Patch, Slot } from "./actions/index.js";
-import type { ManualEntry } from "./manual.js";
+import type { ManualEntry } from "./manual-entry.js";
 
 export const STATE_VERSION = 1;
 

@@ -21,8 +21,8 @@ export interface PartNode {
   toolTokensNewer: number;
   /** Status signature; a reused node must still have it (a part that changed state is new). */
   sig: string;
-  /** Decisions committed for this part (the session state's record), attached by the runtime. */
-  slots?: import("../engine/state.js").DecisionSlots;
+  // slots: the decisions committed for this part, attached by the engine (engine/node-slots.ts
+  // declares the field, so that this layer does not import the engine's types).
   /** The id tag rendered after this part's output, attached by the runtime. */
   tag?: string;
   /** The id tags shown after this part's output or text (its own, and reasoning tags it carries). */
@@ -138,7 +138,7 @@ class Node implements PartNode {
   turn: number;
   readonly clock: Clock;
   visit?: boolean;
-  slots?: import("../engine/state.js").DecisionSlots;
+  slots?: PartNode["slots"];
   rKind?: number;
   rValue?: string;
   rInput?: unknown;

@@ -15,7 +15,7 @@ export {
   COMPACTION_TEXT,
   SUBTASK_TEXT,
   type Unit,
-} from "./render.js";
+} from "../graph/prompt.js";
 export { QuoteTracker, PromptText, indexedLine, writtenLines, MIN_QUOTE_CHARS, type QuoteEvent } from "./quotes.js";
 export { replaySession, comparePrompts, sessionIdOf, deepCopy, type ReplayOptions, type ReplayedCall, type PromptMismatch } from "./replay.js";
 export {

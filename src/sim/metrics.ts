@@ -1,10 +1,11 @@
 // The figures of docs/simulate.md, computed over a replay: billed tokens, peak context, reusable prefix,
 // prefix breaks, cache cost, quote events and quote-loss, recovery (re-reads), transform time, and a
 // per-rule breakdown.
-import type { ExplainEntry, Part } from "../graph/types.js";
+import type { ExplainEntry } from "../engine/api.js";
+import type { Part } from "../graph/types.js";
 import type { Session } from "./load.js";
 import { PromptText, QuoteTracker } from "./quotes.js";
-import { lastUserIndex, renderMessage, toolResultText, unitTokens, type Unit } from "./render.js";
+import { lastUserIndex, renderMessage, toolResultText, unitTokens, type Unit } from "../graph/prompt.js";
 import { callTime, replaySession, type ReplayOptions, type ReplayedCall } from "./replay.js";
 
 /** Cache price multipliers on the base input price. */

@@ -2,7 +2,7 @@
 // tool output. A quote event whose line the pruned prompt no longer shows is a quote-loss: the agent used
 // a line the pruner had hidden.
 import type { Message, Part } from "../graph/types.js";
-import type { Unit } from "./render.js";
+import type { Unit } from "../graph/prompt.js";
 import { forEachString, indexedLine, MIN_QUOTE_CHARS } from "../graph/quote-lines.js";
 
 export { indexedLine, MIN_QUOTE_CHARS };

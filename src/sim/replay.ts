@@ -1,8 +1,9 @@
 // Replays a recorded session call by call, as OpenCode would have sent it with a pruner installed
 // (docs/simulate.md, Replay): each assistant message i is one model call whose context is messages[0..i).
-import type { ExplainEntry, Message, Pruner } from "../graph/types.js";
+import type { ExplainEntry, Pruner } from "../engine/api.js";
+import type { Message } from "../graph/types.js";
 import type { Session } from "./load.js";
-import { renderPrompt, type Unit } from "./render.js";
+import { renderPrompt, type Unit } from "../graph/prompt.js";
 
 export interface ReplayOptions {
   /**

@@ -7,7 +7,7 @@ import type { Message } from "../../src/graph/types.js";
 import { createPruner } from "../../src/index.js";
 import { promptTokensOf } from "../../src/engine/prompt-size.js";
 import { loadSessions } from "../../src/sim/load.js";
-import { promptTokens, renderPrompt } from "../../src/sim/render.js";
+import { promptTokens, renderPrompt } from "../../src/graph/prompt.js";
 import { CORPUS, erroredTool, msg, reasoning, text, tool } from "../sim/build.js";
 
 const session: Message[] = [

@@ -16,7 +16,7 @@ import type { Message, Part } from "../../src/graph/types.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { loadSession } from "../../src/sim/load.js";
 import { commonPrefixLength } from "../../src/sim/metrics.js";
-import { renderPrompt, type Unit } from "../../src/sim/render.js";
+import { renderPrompt, type Unit } from "../../src/graph/prompt.js";
 import { deepCopy } from "../engine/session-gen.js";
 import { buildSession, flagsFromEnv, sessionSpecArb } from "./arbitraries.js";
 import { fcParams, runsFor, timeoutFor } from "./invariants.js";

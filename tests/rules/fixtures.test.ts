@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runRulesTest } from "../../src/cli/rules-test.js";
 import { BUILTIN_RULES_DIR, loadRuleFiles } from "../../src/rules/load.js";
-import { findFixtureFiles, FixtureError, parseFixture, runFixture, runFixtureFile, type Mismatch } from "../../src/rules/fixtures.js";
+import { findFixtureFiles, FixtureError, parseFixture, runFixture, runFixtureFile, type Mismatch } from "../../src/cli/fixtures.js";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 const fixtureFiles = findFixtureFiles([FIXTURES]).files;

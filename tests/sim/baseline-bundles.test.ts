@@ -3,7 +3,7 @@
 // pruners (reference-baselines.ts) figure for figure on the corpus.
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { Pruner } from "../../src/graph/types.js";
+import type { Pruner } from "../../src/engine/api.js";
 import { createPruner } from "../../src/index.js";
 import { strategyPreset } from "../../src/cli/simulate.js";
 import { loadSessions } from "../../src/sim/load.js";

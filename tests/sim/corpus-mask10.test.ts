@@ -10,7 +10,7 @@ import { mask } from "./reference-baselines.js";
 
 describe.skipIf(!existsSync(CORPUS))("corpus replay: mask10", () => {
   const sessions = loadSessions(CORPUS);
-  // measurement.md's published figures assume a cache that never expires
+  // the published baseline figures (docs/simulate.md, Baselines) assume a cache that never expires
   const none = measureSessions(sessions, { cacheTtlMinutes: 0 }).total;
   const mask10 = measureSessions(sessions, { pruner: () => mask(10), cacheTtlMinutes: 0 }).total;
   const rel = relativeTo(mask10, none);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ExplainEntry, Pruner } from "../../src/graph/types.js";
+import type { ExplainEntry, Pruner } from "../../src/engine/api.js";
 import {
   ANTHROPIC_CACHE,
   OPENAI_CACHE,
@@ -13,7 +13,7 @@ import {
   timingOf,
   totalOf,
 } from "../../src/sim/metrics.js";
-import { CLEARED_TEXT, unitTokens } from "../../src/sim/render.js";
+import { CLEARED_TEXT, unitTokens } from "../../src/graph/prompt.js";
 import { msg, reasoning, session, text, tool } from "./build.js";
 
 // Token sizes are chosen so every figure below can be checked by hand: "aaaa" = 1 token, etc.

@@ -2,8 +2,9 @@
 // Baselines), written independently of the engine, so that the metric code can be checked against the
 // published figures.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import type { ExplainEntry, Message, Part, Pruner } from "../../src/graph/types.js";
-import { promptTokens, renderPrompt } from "../../src/sim/render.js";
+import type { ExplainEntry, Pruner } from "../../src/engine/api.js";
+import type { Message, Part } from "../../src/graph/types.js";
+import { promptTokens, renderPrompt } from "../../src/graph/prompt.js";
 
 function completedToolParts(messages: Message[]): Part[] {
   return messages.flatMap((m) => m.parts.filter((p) => p.type === "tool" && p.state?.status === "completed"));

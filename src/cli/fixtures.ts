@@ -15,9 +15,9 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, Parser, visit, type
 import { createPruner } from "../engine/pruner.js";
 import { toolResultText } from "../graph/graph.js";
 import type { Message, Part } from "../graph/types.js";
-import { defaultConfig } from "./config.js";
-import { didYouMean } from "./problems.js";
-import type { AcpConfig, RuleSetting } from "./types.js";
+import { defaultConfig } from "../rules/config.js";
+import { didYouMean } from "../rules/problems.js";
+import type { AcpConfig, RuleSetting } from "../rules/types.js";
 
 // ── Types ────────────────────────────────────────────────────────────────────────────────
 

@@ -1,7 +1,7 @@
 // What the provider receives for one call, as an ordered list of units (docs/simulate.md, "What the provider receives",
 // after OpenCode 1.18 `toModelMessages`). Each unit carries the id of the part it comes from, so that two
 // prompts can be compared unit by unit for the reusable (cached) prefix.
-import type { Message, Part } from "../graph/types.js";
+import type { Message, Part } from "./types.js";
 
 export interface Unit {
   /** The part the unit renders; SYSTEM_UNIT_ID for the pruner's system-prompt text. */

@@ -8,8 +8,8 @@ import {
   promptTokens,
   renderPrompt,
   unitTokens,
-} from "../../src/sim/render.js";
-import { erroredTool, msg, reasoning, text, tool } from "./build.js";
+} from "../../src/graph/prompt.js";
+import { erroredTool, msg, reasoning, text, tool } from "../sim/build.js";
 
 const ids = (units: { partId: string }[]) => units.map((u) => u.partId);
 

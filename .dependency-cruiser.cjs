@@ -1,0 +1,81 @@
+// Layer order of src/ (docs/architecture.md): graph → rules → engine → host / cli / sim; imports
+// point down that order only, and there are no cycles. tests/layers.test.ts runs this in npm test;
+// `npx depcruise src` prints the same. Type-only imports count (tsPreCompilationDeps).
+//
+// Known exceptions, listed file by file so that the check is a ratchet (any new import across a
+// layer fails): rules/load.ts and rules/presets.ts validate rule files against the engine's
+// catalogues (actions, facts, operators, keys, paths, regexes). Moving those catalogues below the
+// rules layer is issue 15's later work; until then these imports, and only these, are allowed.
+const KNOWN_RULES_TO_ENGINE = {
+  "^src/rules/load\\.ts$": "^src/engine/(actions/index|compile|facts|key|operators|safe-regex)\\.ts$",
+  "^src/rules/presets\\.ts$": "^src/engine/actions/index\\.ts$",
+};
+const knownFrom = Object.keys(KNOWN_RULES_TO_ENGINE).join("|");
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "A cycle ties modules together; move the shared piece (often a type) into its own module.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "graph-is-the-bottom",
+      comment: "src/graph (messages, parts, the graph, the prompt as sent) imports no other layer.",
+      severity: "error",
+      from: { path: "^src/graph/" },
+      to: { path: "^src/(rules|engine|sim|host|cli)/" },
+    },
+    {
+      name: "rules-below-engine",
+      comment: "src/rules loads and validates rule files and config; it may use src/graph only.",
+      severity: "error",
+      from: { path: "^src/rules/", pathNot: knownFrom },
+      to: { path: "^src/(engine|sim|host|cli)/" },
+    },
+    ...Object.entries(KNOWN_RULES_TO_ENGINE).map(([from, allowed]) => ({
+      name: "rules-below-engine-known",
+      comment: "Known exception (see the top of this file): only the listed engine modules.",
+      severity: "error",
+      from: { path: from },
+      to: { path: "^src/(engine|sim|host|cli)/", pathNot: allowed },
+    })),
+    {
+      name: "engine-below-adapters",
+      comment: "src/engine is used by host, cli and sim, and uses none of them.",
+      severity: "error",
+      from: { path: "^src/engine/" },
+      to: { path: "^src/(sim|host|cli)/" },
+    },
+    {
+      name: "sim-no-adapters",
+      comment: "src/sim (the measurement library) may use the engine, not the plugin or the CLI.",
+      severity: "error",
+      from: { path: "^src/sim/" },
+      to: { path: "^src/(host|cli)/" },
+    },
+    {
+      name: "host-not-cli",
+      comment: "The plugin does not load the CLI (nor the measurement library).",
+      severity: "error",
+      from: { path: "^src/host/" },
+      to: { path: "^src/(cli|sim)/" },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "An import that resolves to nothing would hide a dependency from these rules.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"], extensions: [".ts", ".js", ".d.ts", ".json"] },
+  },
+};

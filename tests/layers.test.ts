@@ -1,0 +1,55 @@
+// The layer order of src/ (graph → rules → engine → host / cli / sim) and no cycles, checked by
+// dependency-cruiser with the repository's .dependency-cruiser.cjs (`npx depcruise src` prints
+// the same). The second test plants new violations in a copy of src/ and requires each to fail,
+// so that the rules (and their known exceptions) cannot silently stop matching.
+import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { cruise } from "dependency-cruiser";
+import extractDepcruiseOptions from "dependency-cruiser/config-utl/extract-depcruise-options";
+import extractTSConfig from "dependency-cruiser/config-utl/extract-ts-config";
+import { afterAll, describe, expect, it } from "vitest";
+
+const REPO = resolve(".");
+const CONFIG = join(REPO, ".dependency-cruiser.cjs");
+
+/** `rule: from → to` for every violation of the rules over `root`/src. */
+async function violations(root: string): Promise<string[]> {
+  const options = await extractDepcruiseOptions(CONFIG);
+  const tsConfig = extractTSConfig(join(root, "tsconfig.json"));
+  const result = await cruise(["src"], { ...options, baseDir: root }, {}, { tsConfig });
+  if (typeof result.output === "string") throw new Error(result.output);
+  return result.output.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}${v.cycle ? ` (cycle ${v.cycle.map((c) => c.name).join(" → ")})` : ""}`).sort();
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "acp-layers-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("layers (.dependency-cruiser.cjs)", () => {
+  it("src/ keeps the layer order and has no cycles (known exceptions listed in the config)", async () => {
+    expect(await violations(REPO)).toEqual([]);
+  }, 60_000);
+
+  it("a new violation of each kind fails", async () => {
+    cpSync(join(REPO, "src"), join(tmp, "src"), { recursive: true });
+    cpSync(join(REPO, "tsconfig.json"), join(tmp, "tsconfig.json"));
+    symlinkSync(join(REPO, "node_modules"), join(tmp, "node_modules"), "dir");
+    // graph imports the engine
+    writeFileSync(join(tmp, "src/graph/planted.ts"), 'import { createPruner } from "../engine/pruner.js";\nexport const planted = createPruner;\n');
+    // rules imports an engine module beyond its known exceptions, and one more rules file does
+    appendFileSync(join(tmp, "src/rules/load.ts"), '\nimport type { AcpPruner } from "../engine/pruner.js";\nexport type Planted = AcpPruner;\n');
+    appendFileSync(join(tmp, "src/rules/resolve.ts"), '\nimport { FACT_NAMES } from "../engine/facts.js";\nexport const planted = FACT_NAMES;\n');
+    // the engine imports the plugin
+    writeFileSync(join(tmp, "src/engine/planted.ts"), 'import { createLogger } from "../host/log.js";\nexport const planted = createLogger;\n');
+    // a cycle: state.ts ↔ manual.ts again
+    appendFileSync(join(tmp, "src/engine/state.ts"), '\nimport type { ManualRequest } from "./manual.js";\nexport type Planted = ManualRequest;\n');
+    const found = await violations(tmp);
+    const rules = new Set(found.map((v) => v.split(":")[0]));
+    expect([...rules].sort(), found.join("\n")).toEqual(["engine-below-adapters", "graph-is-the-bottom", "no-circular", "rules-below-engine", "rules-below-engine-known"]);
+    expect(found).toContain("graph-is-the-bottom: src/graph/planted.ts → src/engine/pruner.ts");
+    expect(found).toContain("rules-below-engine-known: src/rules/load.ts → src/engine/pruner.ts");
+    expect(found).toContain("rules-below-engine: src/rules/resolve.ts → src/engine/facts.ts");
+    expect(found).toContain("engine-below-adapters: src/engine/planted.ts → src/host/log.ts");
+    expect(found).toContain("no-circular: src/engine/manual.ts → src/engine/state.ts (cycle src/engine/state.ts → src/engine/manual.ts)");
+  }, 60_000);
+});
