@@ -4,6 +4,7 @@ import type { Message } from "../graph/types.js";
 import type { ExplainEntry, Pruner, TransformOptions } from "./api.js";
 import { defaultConfig, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
+import { presetTool } from "../rules/presets.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
@@ -98,6 +99,8 @@ export interface AcpPruner extends Pruner {
 export function createPruner(options: PrunerOptions = {}): AcpPruner {
   const config: AcpConfig = { ...defaultConfig(), ...options.config };
   if (options.preset) config.preset = options.preset;
+  // unless the configuration says, the preset decides whether the model is offered context_prune
+  if (options.config?.tool === undefined && !options.layers?.some((l) => l.data?.tool !== undefined)) config.tool = presetTool(config.preset);
   if (options.rules) config.ruleFiles = [...config.ruleFiles, ...options.rules];
   const resolved = resolveRules({ config, layers: options.layers, ruleDirs: options.ruleDirs });
   const problems = [...resolved.problems];

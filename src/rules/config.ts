@@ -5,6 +5,7 @@ import { packagePath } from "./paths.js";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Problem } from "./problems.js";
+import { presetTool } from "./presets.js";
 import { notAFile } from "./read.js";
 import { schemaProblems } from "./schemas.js";
 import { parseJsoncSource, readSource, type SourceDoc } from "./source.js";
@@ -128,5 +129,6 @@ export function loadConfig(loc: ConfigLocations, env: NodeJS.ProcessEnv = proces
     problems.push(...ruleFiles.problems);
     merge(config, { ...parsed.data, ruleFiles: ruleFiles.files });
   }
+  if (!layers.some((l) => l.data?.tool !== undefined)) config.tool = presetTool(config.preset);
   return { config, problems, layers, ruleDirs };
 }

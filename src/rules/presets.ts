@@ -57,7 +57,19 @@ export function loadPreset(nameOrPath: string, at?: NamedAt): { preset?: Preset;
   if (problems.some((p) => p.severity === "error")) return { doc, problems };
   const d = doc.data as any;
   const name = isBuiltin(nameOrPath) ? nameOrPath : file;
-  return { preset: { name, description: d.description, commit: { ...DEFAULT_COMMIT, ...d.commit }, rules: d.rules, source: file }, doc, problems };
+  return { preset: { name, description: d.description, commit: { ...DEFAULT_COMMIT, ...d.commit }, rules: d.rules, source: file, ...(typeof d.tool === "boolean" ? { tool: d.tool } : {}) }, doc, problems };
+}
+
+/**
+ * Whether the model is offered context_prune (ids, instructions) when acp.jsonc does not say: the
+ * preset's `tool`, else on. Problems with the preset are reported where it is resolved, not here.
+ */
+export function presetTool(nameOrPath: string): boolean {
+  try {
+    return loadPreset(nameOrPath).preset?.tool ?? true;
+  } catch {
+    return true;
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);

@@ -89,6 +89,8 @@ export interface Preset {
   commit: CommitPolicy;
   rules: Record<string, RuleSetting>;
   source?: string;
+  /** The default of the config's `tool` under this preset (acp.jsonc wins); absent: on. */
+  tool?: boolean;
 }
 
 export interface AcpConfig {

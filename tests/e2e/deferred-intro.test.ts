@@ -131,4 +131,24 @@ describe("deferred ids and instructions in the real host", () => {
       await tws.dispose();
     }
   }, 2 * RUN_TIMEOUT);
+
+  // verbose promises never to cost more than no pruning: unless acp.jsonc sets `tool`, the model
+  // is offered no context_prune, and no output gets an id, however large the prompt grows
+  it("under the verbose preset, no context_prune tool, no note and no ids unless acp.jsonc sets tool", async () => {
+    for (const [config, offered] of [[{ preset: "verbose", idsFromTokens: 1500 }, false], [{ preset: "verbose", tool: true, idsFromTokens: 1500 }, true]] as const) {
+      const tws = await createWorkspace({ files: { "big.txt": `${lines("BIG", 120)}\n` }, plugins: [ACP_PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify(config) } });
+      try {
+        tws.model.enqueue({ toolCalls: [call("call_big", "read", { filePath: path.join(tws.projectDir, "big.txt") })] }, { text: "Read it." });
+        const run = await tws.run("Read big.txt", { timeoutMs: RUN_TIMEOUT });
+        expectCleanRun(tws, run);
+        expect(run.requests).toHaveLength(2);
+        const last = run.requests[1];
+        expect(pruneToolOf(last) !== undefined, JSON.stringify(config)).toBe(offered);
+        expect(introAt(last) !== undefined).toBe(offered);
+        expect(/\[acp:t[0-9a-z]+\]\s*$/.test(toolResult(last, "call_big") ?? "")).toBe(offered);
+      } finally {
+        await tws.dispose();
+      }
+    }
+  }, 2 * RUN_TIMEOUT);
 });

@@ -51,7 +51,7 @@ describe("OpenCode's native prune (time.compacted) with the plugin", () => {
       config: { compaction: { prune: true, auto: false } },
       contextLimit: 400_000,
       // verbose: no rule of ours clears these reads, so the host's mark is what shows
-      globalFiles: { "acp.jsonc": JSON.stringify({ preset: "verbose" }) },
+      globalFiles: { "acp.jsonc": JSON.stringify({ preset: "verbose", tool: true }) },
     });
     server = await ws.serve(); // one host process: the prune it forks after a turn completes
   }, RUN_TIMEOUT);

@@ -16,7 +16,7 @@ const session = (): Message[] => [
   assistant([{ tool: "grep", input: { pattern: "y" }, output: bigText("four"), id: "prt_o4" }]),
   assistant([], "done"),
 ];
-const config = { preset: "verbose", idsFromTokens: 8_000 };
+const config = { preset: "verbose", tool: true, idsFromTokens: 8_000 };
 /** What the provider receives: step-start markers are never sent (and verbose drops them). */
 const sent = (ms: Message[]) => ms.map((m) => ({ ...m, parts: m.parts.filter((p) => p.type !== "step-start") }));
 const calls = (h: Message[]) => h.map((m, i) => i).filter((i) => h[i].info.role === "assistant");
@@ -28,6 +28,29 @@ let dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   dirs = [];
+});
+
+describe("the verbose preset", () => {
+  const run = (options: Parameters<typeof createPruner>[0]) => {
+    const h = session();
+    const p = createPruner(options);
+    return calls(h).map((i) => {
+      const ctx = structuredClone(h.slice(0, i));
+      p.transform(ctx);
+      return { ctx, system: p.systemPrompt(SID) };
+    });
+  };
+  it("adds no ids and no instructions unless the configuration sets tool: true", () => {
+    for (const { ctx, system } of run({ preset: "verbose", config: { idsFromTokens: 8_000 } })) {
+      expect(tagged(ctx)).toEqual([]);
+      expect(intros(ctx)).toEqual([]);
+      expect(system).toBe("");
+    }
+    const on = run({ preset: "verbose", config: { tool: true, idsFromTokens: 8_000 } });
+    expect(tagged(on[on.length - 1].ctx).length).toBeGreaterThan(0);
+    const balanced = run({ preset: "balanced", config: { idsFromTokens: 8_000 } });
+    expect(intros(balanced[balanced.length - 1].ctx).length).toBe(1);
+  });
 });
 
 describe("deferred ids and instructions", () => {

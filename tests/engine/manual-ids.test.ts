@@ -34,7 +34,7 @@ const run = (p: ReturnType<typeof createPruner>, h: Message[]) => {
   return copy;
 };
 // verbose: no rule touches these parts, so every change seen is the ids' or the model's doing
-const pruner = (extra: Record<string, unknown> = {}) => createPruner({ config: { preset: "verbose", commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0, ...extra } });
+const pruner = (extra: Record<string, unknown> = {}) => createPruner({ config: { preset: "verbose", tool: true, commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0, ...extra } });
 
 describe("ids on assistant text and reasoning", () => {
   it("long assistant text ends with an m id; short text gets none; both are stable across calls", () => {
@@ -82,7 +82,7 @@ describe("ids on assistant text and reasoning", () => {
 
   it("a new process renders the same tags", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-ids-"));
-    const config = { preset: "verbose", commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
+    const config = { preset: "verbose", tool: true, commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
     const h = [user("go"), step("e1", { reasoning: prose("R"), text: prose("E1"), tool: true }), user("next")];
     const a = run(createPruner({ config, stateDir: dir }), h);
     const b = run(createPruner({ config, stateDir: dir }), h);
@@ -196,7 +196,7 @@ describe("the protected refusal is reachable", () => {
 
   it("a file protected after its id was given (protectedFiles changed, new process) is refused", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-prot-"));
-    const config = { preset: "verbose", commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
+    const config = { preset: "verbose", tool: true, commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
     const h = [user("go"), assistant([{ tool: "read", input: { filePath: "src/secret.ts" }, output: bigText("secret"), id: "j1" }]), user("next")];
     run(createPruner({ config, stateDir: dir }), h);
     const t = idFor("j1", {}, "t");

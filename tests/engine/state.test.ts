@@ -18,7 +18,7 @@ const history = (): Message[] => [
   assistant([], "thinking"),
 ];
 // The supersede-only preset: the default preset's turn-boundary rules would clear these outputs first.
-const config = { preset: "verbose", commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
+const config = { preset: "verbose", tool: true, commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
 const output = (ms: Message[], id: string) => String(toolPart(ms, id)?.state?.output);
 
 describe("durable state", () => {

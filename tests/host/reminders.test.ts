@@ -86,7 +86,7 @@ describe("todo reminder", () => {
   });
 
   it("lists the largest not-yet-pruned outputs by id", () => {
-    const pruner = createPruner({ config: { preset: "verbose", commit: { minTokens: 0 }, idsFromTokens: 0 } }); // no age or size rules
+    const pruner = createPruner({ config: { preset: "verbose", tool: true, commit: { minTokens: 0 }, idsFromTokens: 0 } }); // no age or size rules
     const history = [
       user("go"),
       assistant([{ tool: "read", input: { filePath: "src/big.ts" }, output: bigText("big", 400), id: "prt_big" }]),

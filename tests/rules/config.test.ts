@@ -44,6 +44,22 @@ describe("acp.jsonc layering", () => {
     expect(p.resolved.presetName).toBe("verbose");
   });
 
+  it("the preset decides whether context_prune is offered unless a layer sets `tool` (verbose: off)", () => {
+    const d = dirs();
+    const file = join(d.project, ".opencode", "acp.jsonc");
+    const load = (text: string) => {
+      writeFileSync(file, text);
+      return loadConfig({ projectDir: d.project, xdgConfigHome: d.xdg }, d.env).config.tool;
+    };
+    expect(load('{ "preset": "verbose" }')).toBe(false);
+    expect(load('{ "preset": "balanced" }')).toBe(true);
+    expect(load('{ "preset": "compact" }')).toBe(true);
+    expect(load('{ "preset": "verbose", "tool": true }')).toBe(true);
+    expect(load('{ "preset": "balanced", "tool": false }')).toBe(false);
+    writeFileSync(join(d.xdg, "opencode", "acp.jsonc"), '{ "tool": true }'); // any layer counts
+    expect(load('{ "preset": "verbose" }')).toBe(true);
+  });
+
   it("a broken layer is reported with file:line:col and skipped; defaults still apply", () => {
     const d = dirs();
     const file = join(d.project, ".opencode", "acp.jsonc");
