@@ -14,6 +14,8 @@ export interface FactContext {
   decidedRule(node: PartNode): string | undefined;
   /** User turns since the part was last in use (engine/use.ts). */
   idleTurns(node: PartNode): number;
+  /** Tool calls since the part was last in use (engine/use.ts). */
+  idleCalls(node: PartNode): number;
   /** Tokens of the whole prompt before pruning (the `promptTokens` fact); 0 when not given. */
   promptTokens?(): number;
 }
@@ -54,6 +56,7 @@ export const FACTS: FactDef[] = [
   { name: "ageCalls", kind: "dynamic", type: "number", description: "tool calls after this part", get: (n) => n.ageCalls },
   { name: "afterLastUser", kind: "dynamic", type: "boolean", description: "part belongs to the current turn", get: (n) => n.ageTurns === 0 },
   { name: "idleTurns", kind: "dynamic", type: "number", description: "user turns since the part was last in use: its own call, a later tool call with an equal value in a field of the same name (same file, command, URL...), later text naming one of its values' file names, or a later assistant message quoting a line of its output", get: (n, c) => c.idleTurns(n) },
+  { name: "idleCalls", kind: "dynamic", type: "number", description: "tool calls since the part was last in use, by the same measure as idleTurns (its own call counts; 0: used by the newest call)", get: (n, c) => c.idleCalls(n) },
   { name: "promptTokens", kind: "dynamic", type: "number", description: "tokens (chars/4 per block) of the whole prompt as the provider receives it, before pruning; the same for every part of a call", get: (_n, c) => c.promptTokens?.() ?? 0 },
   { name: "toolTokensNewer", kind: "dynamic", type: "number", description: "tokens (chars/4) of completed tool output after this part", get: (n) => n.toolTokensNewer },
   { name: "protectedTools", kind: "config", type: "array", description: "configured protected tool names (use as `value: {fact: protectedTools}`)", get: (_n, c) => c.config.protectedTools },

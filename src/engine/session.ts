@@ -122,7 +122,7 @@ export class SessionRuntime {
       return k;
     });
     this.types = rules.rules.map((r) => ({ when: requiredTypes(r.spec.when), by: requiredTypes((r.spec.then as { by?: Condition }).by) }));
-    this.tracksUse = rules.rules.some((r) => JSON.stringify(r.spec.when).includes('"fact":"idleTurns"'));
+    this.tracksUse = rules.rules.some((r) => /"fact":"idle(Turns|Calls)"/.test(JSON.stringify(r.spec.when)));
     this.keyVals = new Array(slots.size).fill(undefined);
     this.keyPart = new Array(slots.size).fill(undefined);
     this.reset();
@@ -133,6 +133,7 @@ export class SessionRuntime {
       supersededRule: (n) => this.marks.get(n.part.id)?.rule.id,
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
       idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
+      idleCalls: (n) => this.use?.idleCalls(n) ?? n.ageCalls,
       promptTokens: () => this.promptTokens(),
     }));
   }

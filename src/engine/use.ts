@@ -22,13 +22,24 @@ function fileName(v: string): string | undefined {
   return base && base.length >= 3 && /\w/.test(base) ? base : undefined;
 }
 
+/** A use: the part that used a subject, as its user turn and the tool calls up to and including it. */
+interface Use {
+  turn: number;
+  calls: number;
+}
+
+const useOf = (n: PartNode): Use => ({ turn: n.turn, calls: callsThrough(n) });
+function callsThrough(n: PartNode): number {
+  return n.callIndex + (n.part.type === "tool" ? 1 : 0);
+}
+
 export class UseTracker {
-  /** field + "\0" + value → the last turn a tool call had it. */
-  private readonly touched = new Map<string, number>();
-  /** file name → the last turn text named it. */
-  private readonly named = new Map<string, number>();
-  /** node index → the last turn an assistant message quoted a line of its output. */
-  private readonly quoted = new Map<number, number>();
+  /** field + "\0" + value → the last tool call that had it. */
+  private readonly touched = new Map<string, Use>();
+  /** file name → the last text that named it. */
+  private readonly named = new Map<string, Use>();
+  /** node index → the last assistant message that quoted a line of its output. */
+  private readonly quoted = new Map<number, Use>();
   /** output line → the newest node whose output holds it. */
   private readonly lines = new Map<string, number>();
 
@@ -39,11 +50,12 @@ export class UseTracker {
     if (p.type === "tool") {
       const input = p.state?.input;
       if (isObject(input)) {
+        const use = useOf(n);
         for (const k of Object.keys(input)) {
           const v = input[k];
-          if (isSubject(v)) this.touched.set(k + "\0" + v, n.turn);
+          if (isSubject(v)) this.touched.set(k + "\0" + v, use);
         }
-        if (assistant) this.quotes(input, n.turn);
+        if (assistant) this.quotes(input, use);
       }
       const output = p.state?.status === "completed" ? p.state.output : undefined;
       if (typeof output === "string" && !p.state?.time?.compacted)
@@ -52,43 +64,53 @@ export class UseTracker {
           if (line.length >= MIN_QUOTE_CHARS) this.lines.set(line, n.index);
         }
     } else if (p.type === "text" && typeof p.text === "string" && !p.ignored) {
+      const use = useOf(n);
       for (const word of p.text.match(PATH_WORD) ?? []) {
         const name = fileName(word);
-        if (name) this.named.set(name, n.turn);
+        if (name) this.named.set(name, use);
       }
-      if (assistant) this.quotes(p.text, n.turn);
+      if (assistant) this.quotes(p.text, use);
     }
   }
 
   /** Lines an assistant writes (text or any string of a tool input) that earlier outputs hold. */
-  private quotes(value: unknown, turn: number): void {
+  private quotes(value: unknown, use: Use): void {
     forEachString(value, (text) => {
       if (text.length < MIN_QUOTE_CHARS) return;
       for (const raw of text.split("\n")) {
         const line = raw.trim();
         if (line.length < MIN_QUOTE_CHARS) continue;
         const src = this.lines.get(line);
-        if (src !== undefined) this.quoted.set(src, turn);
+        if (src !== undefined) this.quoted.set(src, use);
       }
     });
   }
 
   /** User turns since the part was last in use (0: in use this turn). */
   idleTurns(n: PartNode): number {
-    let last = n.turn;
+    return Math.max(0, n.turn + n.ageTurns - this.lastUse(n).turn);
+  }
+
+  /** Tool calls since the part was last in use (its own call counts as a use). */
+  idleCalls(n: PartNode): number {
+    return Math.max(0, callsThrough(n) + n.ageCalls - this.lastUse(n).calls);
+  }
+
+  private lastUse(n: PartNode): Use {
+    let last = useOf(n);
+    const later = (u: Use | undefined) => {
+      if (u !== undefined && (u.turn > last.turn || (u.turn === last.turn && u.calls > last.calls))) last = u;
+    };
     const input = n.part.type === "tool" ? n.part.state?.input : undefined;
     if (isObject(input))
       for (const k of Object.keys(input)) {
         const v = input[k];
         if (!isSubject(v)) continue;
-        const t = this.touched.get(k + "\0" + v);
-        if (t !== undefined && t > last) last = t;
+        later(this.touched.get(k + "\0" + v));
         const name = fileName(v);
-        const named = name === undefined ? undefined : this.named.get(name);
-        if (named !== undefined && named > last) last = named;
+        if (name !== undefined) later(this.named.get(name));
       }
-    const q = this.quoted.get(n.index);
-    if (q !== undefined && q > last) last = q;
-    return Math.max(0, n.turn + n.ageTurns - last);
+    later(this.quoted.get(n.index));
+    return last;
   }
 }

@@ -55,3 +55,31 @@ describe("idleTurns", () => {
     expect(idle(h, 1)).toBe(2);
   });
 });
+
+describe("idleCalls", () => {
+  /** idleCalls of the first part of message `at`, after the whole history. */
+  function idleCalls(history: Message[], at: number): number {
+    const g = buildGraph(history);
+    const use = new UseTracker();
+    for (const n of g.nodes) use.see(n);
+    return use.idleCalls(g.nodes.find((n) => n.message === history[at])!);
+  }
+  const read = () => msg("assistant", [tool("read", { filePath: "/src/app.ts" }, `1: ${LONG("export const app = 1")}`)]);
+  const other = (i: number) => msg("assistant", [tool("bash", { command: `echo ${i}` }, "ok")]);
+
+  it("counts the tool calls after the part's own call, within a turn and across turns", () => {
+    const h = [msg("user", [{ type: "text", text: "look" }]), read(), other(1), other(2), msg("user", [{ type: "text", text: "more" }]), other(3)];
+    expect(idleCalls(h, 1)).toBe(3);
+    expect(idleCalls(h.slice(0, 2), 1)).toBe(0); // the newest call is its own
+  });
+
+  it("a later call on the same subject, or a quote of its output, restarts the count", () => {
+    const edit = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "a", newString: "b" })]);
+    expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), edit, other(2)], 1)).toBe(1);
+    const quote = msg("assistant", [tool("write", { filePath: "/src/b.ts", content: LONG("export const app = 1") })]);
+    expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), other(2), quote, other(3), other(4)], 1)).toBe(2);
+    // text naming the file: its position counts (no call of its own), the calls after it are idle
+    const named = msg("assistant", [{ type: "text", text: "app.ts is next" }]);
+    expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), other(2), named, other(3)], 1)).toBe(1);
+  });
+});
