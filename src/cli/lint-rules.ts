@@ -1,8 +1,9 @@
 // Advice for `acp rules lint` on rules that load but cannot do (all of) what they say: a test
 // that is always false, a key that never has a value, an action the engine will not apply to
 // the parts the rule targets. Warnings only: the plugin runs these rules as they are.
-import { factByName } from "../engine/facts.js";
-import { resolveOperator } from "../engine/operators.js";
+import { actionDecl } from "../lang/actions.js";
+import { factDecl } from "../lang/facts.js";
+import { resolveOperator } from "../lang/operators.js";
 import { isCondition } from "../rules/load.js";
 import { didYouMean, type Problem } from "../rules/problems.js";
 import type { SourceDoc } from "../rules/source.js";
@@ -13,20 +14,6 @@ const KNOWN_VALUES: Record<string, string[]> = {
   partType: ["text", "reasoning", "file", "tool", "step-start", "step-finish", "snapshot", "patch", "agent", "retry", "compaction", "subtask"],
   role: ["user", "assistant"],
   status: ["pending", "running", "completed", "error"],
-};
-
-/** Facts that have a value only on some part types (undefined elsewhere; `input` with a path). */
-const FACT_PARTS: Record<string, string[]> = { tool: ["tool"], status: ["tool"], input: ["tool"], fileMime: ["file"], fileName: ["file"], text: ["text", "reasoning"] };
-
-/** Part types each action can change (see src/engine/actions); absent = any part. */
-const ACTION_PARTS: Record<string, string[]> = {
-  supersede: ["tool"],
-  clear: ["tool"],
-  "strip-input": ["tool"],
-  mask: ["file"],
-  truncate: ["tool", "text", "reasoning"],
-  distill: ["tool", "text", "reasoning"],
-  "collapse-code-blocks": ["text", "reasoning"],
 };
 
 const NUMERIC = ["lessThan", "lessThanInclusive", "greaterThan", "greaterThanInclusive"];
@@ -88,7 +75,7 @@ function partTypes(cond: Condition, explicitOnly = false): Set<string> | undefin
   return limit(cond, (leaf) => {
     const named = allowed(leaf, "partType");
     if (named || explicitOnly) return named;
-    const only = FACT_PARTS[leaf.fact];
+    const only = factDecl.get(leaf.fact)?.parts;
     if (!only || leaf.fact === "text" || (leaf.fact === "input" && !leaf.path) || !needsValue(leaf)) return undefined;
     return new Set(only);
   });
@@ -125,7 +112,7 @@ export function adviseRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
 
   const action = rule.then.action;
   const matched = partTypes(rule.when);
-  const targets = ACTION_PARTS[action];
+  const targets = actionDecl.get(action)?.parts;
   if (matched && matched.size > 0 && targets && !targets.some((t) => matched.has(t)))
     warn("/then/action", `action "${action}" changes only ${targets.join(" and ")} parts, but this rule matches only ${list(matched)} parts: it never applies`, "action-target");
 
@@ -163,10 +150,10 @@ function adviseKey(template: string, parts: Set<string> | undefined, warn: Warn)
     if (pieces.some((p) => p.endsWith("?"))) continue; // optional: an empty value is fine
     const [ref, ...filters] = pieces;
     const [fact, ...path] = ref.split(".");
-    const def = factByName.get(fact);
+    const def = factDecl.get(fact);
     if (!def) continue; // reported as invalid-key
     const why = (reason: string) => warn("/key", `key placeholder "${m[0]}" never has a value (${reason}), so no part gets a key and the rule never applies`, "key-undefined");
-    const only = fact === "input" && path.length === 0 ? undefined : FACT_PARTS[fact];
+    const only = fact === "input" && path.length === 0 ? undefined : def.parts;
     if (path.length && def.type !== "object" && def.type !== "array") why(`fact "${fact}" is a ${def.type}, not an object`);
     else if (!path.length && STRING_FILTERS.includes(filters[0]) && def.type !== "string") why(`filter "${filters[0]}" takes a string and fact "${fact}" is ${def.type === "object" || def.type === "array" ? "an" : "a"} ${def.type}`);
     else if (only && parts && parts.size > 0 && !only.some((t) => parts.has(t))) why(`"${fact}" is set only on ${only.join(" and ")} parts and this rule matches ${list(parts)} parts`);
@@ -174,7 +161,7 @@ function adviseKey(template: string, parts: Set<string> | undefined, warn: Warn)
 }
 
 function adviseLeaf({ leaf, pointer }: Visited, rule: RuleSpec, warn: Warn) {
-  const def = factByName.get(leaf.fact);
+  const def = factDecl.get(leaf.fact);
   const ref = factRef(leaf.value);
   // params: a name the rule does not declare can never be set (presets override declared ones only).
   const params = rule.params ?? {};
@@ -194,7 +181,7 @@ function adviseLeaf({ leaf, pointer }: Visited, rule: RuleSpec, warn: Warn) {
     return;
   }
   const type = leaf.path ? undefined : def.type;
-  const refType = ref ? (ref.path ? undefined : factByName.get(ref.fact)?.type) : undefined;
+  const refType = ref ? (ref.path ? undefined : factDecl.get(ref.fact)?.type) : undefined;
   const an = (t: string) => `${/^[aeiou]/.test(t) ? "an" : "a"} ${t}`;
   if (type && ["contains", "doesNotContain"].includes(op) && type !== "array") dead("operator", `operator "${op}" needs an array fact, but "${leaf.fact}" is ${an(type)}`, false);
   else if (type && NUMERIC.includes(op) && type !== "number") dead("operator", `operator "${op}" compares numbers, but "${leaf.fact}" is ${an(type)}`, false);

@@ -2,9 +2,9 @@
 // json-rules-engine's RuleResult (`result`, `factResult`, `valueResult` on each leaf).
 import type { PartNode } from "../graph/graph.js";
 import type { Condition, Leaf } from "../rules/types.js";
-import { parsePath, pathOf } from "./compile.js";
+import { parsePath, pathOf } from "../lang/path.js";
 import { factByName, type FactContext } from "./facts.js";
-import { resolveOperator } from "./operators.js";
+import { resolveOperator } from "../lang/operators.js";
 
 export type ExplainedCondition =
   | { all: ExplainedCondition[]; result: boolean }

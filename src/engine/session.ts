@@ -6,7 +6,7 @@ import type { FactContext } from "./facts.js";
 import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { decisionsOf, type SessionState } from "./state.js";
-import { getPath } from "./compile.js";
+import { getPath } from "../lang/path.js";
 import type { Condition, Leaf } from "../rules/types.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";

@@ -4,12 +4,12 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import picomatch from "picomatch";
-import { ACTIONS, actionByName } from "../engine/actions/index.js";
-import { parsePath } from "../engine/compile.js";
-import { FACT_NAMES, factByName } from "../engine/facts.js";
-import { compileKey } from "../engine/key.js";
-import { OPERATOR_NAMES, resolveOperator } from "../engine/operators.js";
-import { regexError } from "../engine/safe-regex.js";
+import { ACTION_NAMES, actionDecl } from "../lang/actions.js";
+import { parsePath } from "../lang/path.js";
+import { FACT_NAMES, factDecl } from "../lang/facts.js";
+import { parseKey } from "../lang/key.js";
+import { OPERATOR_NAMES, resolveOperator } from "../lang/operators.js";
+import { regexError } from "../lang/safe-regex.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
 import { schemaProblems } from "./schemas.js";
@@ -75,7 +75,7 @@ export interface OptionIssue {
 
 /** Checks the options beside `action` in a rule's `then` against the action's option schema. */
 export function actionOptionIssues(action: string, options: Record<string, unknown>): OptionIssue[] {
-  const def = actionByName.get(action);
+  const def = actionDecl.get(action);
   if (!def) return [];
   let v = actionOptionValidators.get(action);
   if (!v) actionOptionValidators.set(action, (v = new Ajv({ allErrors: true, strict: false }).compile(def.options)));
@@ -151,7 +151,7 @@ function checkCondition(cond: unknown, pointer: string, phase: string | undefine
   if ("not" in cond) return checkCondition(cond.not, `${pointer}/not`, phase, report);
   const checkFact = (fact: unknown, ptr: string) => {
     if (typeof fact !== "string") return;
-    const def = factByName.get(fact);
+    const def = factDecl.get(fact);
     if (!def) return report(ptr, `unknown fact "${fact}"${didYouMean(fact, FACT_NAMES)}`, "unknown-fact");
     if (phase && def.availableFrom && PHASE_RANK[phase] < PHASE_RANK[def.availableFrom])
       report(ptr, `fact "${fact}" has no value in phase "${phase}" (available from "${def.availableFrom}")`, "fact-phase");
@@ -199,7 +199,7 @@ function changingLeaves(cond: unknown, pointer: string): { pointer: string; fact
   if ("all" in cond) return each(cond.all, "all");
   if ("any" in cond) return each(cond.any, "any");
   if ("not" in cond) return changingLeaves(cond.not, `${pointer}/not`);
-  const changes = (f: unknown) => typeof f === "string" && ["dynamic", "phase"].includes(factByName.get(f)?.kind ?? "");
+  const changes = (f: unknown) => typeof f === "string" && ["dynamic", "phase"].includes(factDecl.get(f)?.kind ?? "");
   const ref = factRef(cond.value);
   return [
     ...(changes(cond.fact) ? [{ pointer: `${pointer}/fact`, fact: cond.fact as string }] : []),
@@ -220,8 +220,8 @@ function checkRule(doc: SourceDoc, id: string, rule: Record<string, unknown>): P
   checkCondition(rule.when, "/when", phase, report);
   const then = isObject(rule.then) ? rule.then : undefined;
   const actionName = typeof then?.action === "string" ? then.action : undefined;
-  const action = actionName === undefined ? undefined : actionByName.get(actionName);
-  if (actionName !== undefined && !action) report("/then/action", `unknown action "${actionName}"${didYouMean(actionName, ACTIONS.map((a) => a.name))}`, "unknown-action");
+  const action = actionName === undefined ? undefined : actionDecl.get(actionName);
+  if (actionName !== undefined && !action) report("/then/action", `unknown action "${actionName}"${didYouMean(actionName, ACTION_NAMES)}`, "unknown-action");
   let byOk = false;
   const by = then?.by;
   if (action && then) {
@@ -241,12 +241,10 @@ function checkRule(doc: SourceDoc, id: string, rule: Record<string, unknown>): P
     if (phase === "protect" && action.name !== "protect") report("/then/action", `phase "protect" takes the protect action, not "${action.name}" (a protect-phase rule protects the parts it matches)`, "action-phase");
   }
   if (phase === "supersede" && rule.key === undefined) report("", `a supersede rule needs a "key" (what makes two parts the same thing)`, "missing-key", true);
-  if (typeof rule.key === "string" && rule.key)
-    try {
-      compileKey(rule.key);
-    } catch (e) {
-      report("/key", (e as Error).message, "invalid-key");
-    }
+  if (typeof rule.key === "string" && rule.key) {
+    const [error] = parseKey(rule.key).errors;
+    if (error) report("/key", error, "invalid-key");
+  }
   if (phase === "supersede") {
     const changing = [...changingLeaves(rule.when, "/when"), ...(byOk ? changingLeaves(by, "/then/by") : [])];
     for (const { pointer, fact } of changing)
