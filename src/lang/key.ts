@@ -95,7 +95,19 @@ export interface KeyTemplate {
 
 export class KeyError extends Error {}
 
+// One parse per template: the loader checks it, the compiler and lint read the same segments.
+const parsedKeys = new Map<string, KeyTemplate>();
+
 export function parseKey(template: string): KeyTemplate {
+  let key = parsedKeys.get(template);
+  if (!key) {
+    if (parsedKeys.size >= 1000) parsedKeys.clear();
+    parsedKeys.set(template, (key = parse(template)));
+  }
+  return key;
+}
+
+function parse(template: string): KeyTemplate {
   const segments: KeySegment[] = [];
   const errors: string[] = [];
   const at = `key ${JSON.stringify(template)}`;
