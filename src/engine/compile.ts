@@ -36,9 +36,9 @@ function factExpr(e: Emitter, read: FactRead, pointer: string, kinds: Set<FactKi
   if (!def) throw new CompileError(`unknown fact "${read.fact}"`, pointer);
   kinds.add(def.kind);
   const get = `${e.bind("f", def.get)}(n, c)`;
-  if (!read.path) return get;
-  if (read.pathError !== undefined) throw new Error(read.pathError);
-  const segs = read.segments!;
+  if (!read.path?.text) return get;
+  if (read.path.error !== undefined) throw new Error(read.path.error);
+  const segs = read.path.segments!;
   if (segs.length === 0) return get;
   const keys = segs.map((s) => e.bind("v", s));
   const t = e.temp();

@@ -376,7 +376,7 @@ const ID_TYPES: Record<string, string> = { t: "tool", m: "text", r: "reasoning" 
 /** Part types a condition requires: a top-level `{fact: partType, operator: equal|in}` with literal strings. */
 function requiredTypes(cond: ConditionNode | undefined): Set<string> | undefined {
   for (const leaf of cond?.kind === "all" ? cond.children : cond ? [cond] : []) {
-    if (leaf.kind !== "leaf" || leaf.fact?.fact !== "partType" || leaf.fact.path) continue;
+    if (leaf.kind !== "leaf" || leaf.fact?.fact !== "partType" || leaf.path?.text) continue;
     if (leaf.operator === "equal" && typeof leaf.value === "string") return new Set([leaf.value]);
     if (leaf.operator === "in" && Array.isArray(leaf.value) && leaf.value.every((x) => typeof x === "string")) return new Set(leaf.value as string[]);
   }

@@ -3,20 +3,24 @@
 // never throws: a rule file may hold anything, so what cannot be read is kept as an `invalid` node
 // or an undefined field, and the loader reports it; the compiler refuses it.
 import { factDecl, type FactDecl } from "./facts.js";
-import { type OperatorDef, operatorDef } from "./operators.js";
+import { type OperatorDef, operatorByName } from "./operators.js";
 import { parsePath } from "./path.js";
+
+/** A member path as written (`$.filePath`), parsed. */
+export interface PathRead {
+  text: string;
+  /** Undefined when the text is not a path. */
+  segments?: string[];
+  /** Why the text is not a path. */
+  error?: string;
+}
 
 /** A fact read: the fact of a leaf, or a value `{fact, path?}` (json-rules-engine's fact reference). */
 export interface FactRead {
   fact: string;
   /** Undefined when the fact is not in the catalogue. */
   def?: FactDecl;
-  /** The member path as written, e.g. `$.filePath`. */
-  path?: string;
-  /** The path parsed (undefined without a path or when it is not one). */
-  segments?: string[];
-  /** Why the path is not one. */
-  pathError?: string;
+  path?: PathRead;
 }
 
 export interface LeafNode {
@@ -27,6 +31,8 @@ export interface LeafNode {
   raw: Record<string, unknown>;
   /** Undefined when `fact` is not a string. */
   fact?: FactRead;
+  /** The leaf's `path` (when a string; the same object as `fact.path`). */
+  path?: PathRead;
   /** As written, `not:` decorators included; undefined when not a string. */
   operator?: string;
   /** The operator without its `not:` decorators, and how many there were. */
@@ -68,38 +74,38 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** A `value` of the form {fact, path?} reads another fact. */
 export const isFactRef = (v: unknown): v is { fact: string; path?: unknown } => isObject(v) && typeof v.fact === "string";
 
-function factRead(fact: string, path: unknown): FactRead {
-  const read: FactRead = { fact, def: factDecl.get(fact) };
-  if (path === undefined) return read;
-  read.path = String(path);
+function pathRead(text: string): PathRead {
   try {
-    read.segments = parsePath(read.path);
+    return { text, segments: parsePath(text) };
   } catch (e) {
-    read.pathError = (e as Error).message;
+    return { text, error: (e as Error).message };
   }
-  return read;
 }
+
+const factRead = (fact: string, path: PathRead | undefined): FactRead => ({ fact, def: factDecl.get(fact), path });
 
 /** `not:not:in` → in, two negations (json-rules-engine's decorator, any number of times). */
 export function parseOperator(name: string): { op: string; negations: number; def?: OperatorDef } {
   const op = name.replace(/^(not:)+/, "");
-  return { op, negations: (name.length - op.length) / 4, def: operatorDef(op)?.def };
+  return { op, negations: (name.length - op.length) / 4, def: operatorByName(op) };
 }
 
 function parseLeaf(raw: Record<string, unknown>, pointer: string): LeafNode {
   const operator = typeof raw.operator === "string" ? raw.operator : undefined;
   const parsed = operator === undefined ? undefined : parseOperator(operator);
+  const path = typeof raw.path === "string" ? pathRead(raw.path) : undefined;
   return {
     kind: "leaf",
     pointer,
     raw,
-    fact: typeof raw.fact === "string" ? factRead(raw.fact, typeof raw.path === "string" ? raw.path : undefined) : undefined,
+    fact: typeof raw.fact === "string" ? factRead(raw.fact, path) : undefined,
+    path,
     operator,
     op: parsed?.op,
     negations: parsed?.negations ?? 0,
     opDef: parsed?.def,
     value: raw.value,
-    ref: isFactRef(raw.value) ? factRead(raw.value.fact, raw.value.path) : undefined,
+    ref: isFactRef(raw.value) ? factRead(raw.value.fact, raw.value.path === undefined ? undefined : pathRead(String(raw.value.path))) : undefined,
   };
 }
 
@@ -166,7 +172,7 @@ export function conjuncts(node: ConditionNode): LeafNode[] {
 
 /** The literal values a leaf allows for `fact` (`equal` a string, `in` a list; strings only), or undefined for no limit. */
 export function allowedValues(leaf: LeafNode, fact: string): Set<string> | undefined {
-  if (leaf.fact?.fact !== fact || leaf.fact.path) return undefined;
+  if (leaf.fact?.fact !== fact || leaf.path?.text) return undefined;
   if (leaf.operator === "equal" && typeof leaf.value === "string") return new Set([leaf.value]);
   if (leaf.operator === "in" && Array.isArray(leaf.value)) return new Set(leaf.value.filter((x): x is string => typeof x === "string"));
   return undefined;
