@@ -1,6 +1,6 @@
 // Loading rule files: YAML syntax → JSON Schema → semantic checks, each problem located at
 // file:line:col. A rule with problems is left out; the rest still load.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { extname, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import picomatch from "picomatch";
@@ -12,7 +12,7 @@ import { regexError } from "../lang/safe-regex.js";
 import { ruleAst } from "./ast.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
-import { schemaProblems } from "./schemas.js";
+import { conditionValidator, schemaProblems } from "./schemas.js";
 import { MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "./read.js";
 import { failedSource, parseYamlSource, readSource, type SourceDoc } from "./source.js";
 import { PHASES, type RuleSpec } from "./types.js";
@@ -96,15 +96,10 @@ const PHASE_RANK = Object.fromEntries(PHASES.map((p, i) => [p, i]));
 
 // `then.by` is a condition inside action options, which the file schema leaves open: validate it
 // against the same condition definition before the semantic checks read it.
-let conditionValidator: ReturnType<Ajv["compile"]> | undefined;
 function conditionProblems(by: unknown): { pointer: string; message: string; ruleId: string; key: boolean }[] {
-  if (!conditionValidator) {
-    const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-    ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", "rules.schema.json"), "utf8")), "rules.schema.json");
-    conditionValidator = ajv.getSchema("rules.schema.json#/definitions/condition")!;
-  }
-  if (conditionValidator(by)) return [];
-  const errors = conditionValidator.errors ?? [];
+  const validate = conditionValidator();
+  if (validate(by)) return [];
+  const errors = validate.errors ?? [];
   const specific = errors.filter((e) => !["if", "oneOf", "anyOf"].includes(e.keyword));
   return (specific.length ? specific : errors).map((e) => {
     const p = e.params as Record<string, any>;
