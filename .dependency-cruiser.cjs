@@ -1,16 +1,6 @@
-// Layer order of src/ (docs/architecture.md): graph → rules → engine → host / cli / sim; imports
-// point down that order only, and there are no cycles. tests/layers.test.ts runs this in npm test;
-// `npx depcruise src` prints the same. Type-only imports count (tsPreCompilationDeps).
-//
-// Known exceptions, listed file by file so that the check is a ratchet (any new import across a
-// layer fails): rules/load.ts and rules/presets.ts validate rule files against the engine's
-// catalogues (actions, facts, operators, keys, paths, regexes). Moving those catalogues below the
-// rules layer is issue 15's later work; until then these imports, and only these, are allowed.
-const KNOWN_RULES_TO_ENGINE = {
-  "^src/rules/load\\.ts$": "^src/engine/(actions/index|compile|facts|key|operators|safe-regex)\\.ts$",
-  "^src/rules/presets\\.ts$": "^src/engine/actions/index\\.ts$",
-};
-const knownFrom = Object.keys(KNOWN_RULES_TO_ENGINE).join("|");
+// Layer order of src/ (docs/architecture.md): lang → graph → rules → engine → host / cli / sim;
+// imports point down that order only, and there are no cycles. tests/layers.test.ts runs this in
+// npm test; `npx depcruise src` prints the same. Type-only imports count (tsPreCompilationDeps).
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -23,26 +13,26 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: "graph-is-the-bottom",
-      comment: "src/graph (messages, parts, the graph, the prompt as sent) imports no other layer.",
+      name: "lang-is-the-bottom",
+      comment: "src/lang (the rule language: facts, operators, actions, keys, paths, conditions) imports no other layer.",
+      severity: "error",
+      from: { path: "^src/lang/" },
+      to: { path: "^src/(graph|rules|engine|sim|host|cli)/" },
+    },
+    {
+      name: "graph-above-lang",
+      comment: "src/graph (messages, parts, the graph, the prompt as sent) may use src/lang only.",
       severity: "error",
       from: { path: "^src/graph/" },
       to: { path: "^src/(rules|engine|sim|host|cli)/" },
     },
     {
       name: "rules-below-engine",
-      comment: "src/rules loads and validates rule files and config; it may use src/graph only.",
+      comment: "src/rules loads and validates rule files and config against the language; it may use src/lang and src/graph.",
       severity: "error",
-      from: { path: "^src/rules/", pathNot: knownFrom },
+      from: { path: "^src/rules/" },
       to: { path: "^src/(engine|sim|host|cli)/" },
     },
-    ...Object.entries(KNOWN_RULES_TO_ENGINE).map(([from, allowed]) => ({
-      name: "rules-below-engine-known",
-      comment: "Known exception (see the top of this file): only the listed engine modules.",
-      severity: "error",
-      from: { path: from },
-      to: { path: "^src/(engine|sim|host|cli)/", pathNot: allowed },
-    })),
     {
       name: "engine-below-adapters",
       comment: "src/engine is used by host, cli and sim, and uses none of them.",

@@ -5,10 +5,10 @@ import { loadConfig } from "../rules/config.js";
 import { resolveRules } from "../rules/resolve.js";
 import { loadPreset, PRESET_NAMES } from "../rules/presets.js";
 import { PHASES, type RuleSetting } from "../rules/types.js";
-import { FACTS } from "../engine/facts.js";
-import { OPERATORS } from "../engine/operators.js";
-import { ACTIONS } from "../engine/actions/index.js";
-import { KEY_FILTERS } from "../engine/key.js";
+import { FACT_DECLS } from "../lang/facts.js";
+import { OPERATORS } from "../lang/operators.js";
+import { ACTION_DECLS } from "../lang/actions.js";
+import { KEY_FILTERS } from "../lang/key.js";
 
 const show = (s: RuleSetting | undefined) => (s === undefined ? "-" : typeof s === "string" ? s : `with ${JSON.stringify(s.with)}`);
 
@@ -47,11 +47,11 @@ export function listPresets(): string {
 /** The vocabulary a rule may use: facts, operators, actions with their options, key filters. */
 export function catalog(): string {
   const out: string[] = ["FACTS (when: {fact, operator, value, path?})"];
-  for (const f of FACTS) out.push(`  ${f.name.padEnd(16)} ${f.type.padEnd(8)} ${f.kind.padEnd(8)} ${f.description}${f.availableFrom ? ` [from phase ${f.availableFrom}]` : ""}`);
+  for (const f of FACT_DECLS) out.push(`  ${f.name.padEnd(16)} ${f.type.padEnd(8)} ${f.kind.padEnd(8)} ${f.description}${f.availableFrom ? ` [from phase ${f.availableFrom}]` : ""}`);
   out.push("", "OPERATORS (prefix with not: to negate)");
   for (const o of OPERATORS) out.push(`  ${o.name.padEnd(22)} ${o.description}`);
   out.push("", "ACTIONS (then: {action, ...options})");
-  for (const a of ACTIONS) {
+  for (const a of ACTION_DECLS) {
     out.push(`  ${a.name.padEnd(22)} ${a.description}`);
     for (const [k, v] of Object.entries(a.options.properties)) out.push(`      ${k}: ${(v as { description?: string; enum?: unknown[]; type?: string }).description ?? (v as any).enum?.join(" | ") ?? (v as any).type}`);
   }

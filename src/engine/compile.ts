@@ -1,13 +1,13 @@
-// Conditions (json-rules-engine's TopLevelCondition format) compiled once into one generated
+// Conditions (parsed once, lang/condition.ts) compiled into one generated
 // function each (new Function), straight-line code whose every call site has one target, so V8
 // can inline fact getters and operators (a tree of shared closures left every site megamorphic).
 // Semantics follow json-rules-engine: all=every, any=some (both true when empty), not=negation,
 // a missing path gives undefined, operators come from the shared table.
 import type { PartNode } from "../graph/graph.js";
-import type { Condition, Leaf } from "../rules/types.js";
+import { allowedValues, type ConditionNode, isConditionNode, type FactRead, fold, type LeafNode, parseCondition } from "../lang/condition.js";
+import type { Condition } from "../rules/types.js";
 import { factByName, type FactContext, type FactKind } from "./facts.js";
 import { Emitter } from "./emit.js";
-import { operatorDef } from "./operators.js";
 
 export type Predicate = (node: PartNode, ctx: FactContext) => boolean;
 
@@ -25,45 +25,21 @@ export class CompileError extends Error {
   }
 }
 
-/** `$.a.b[0]` → ["a","b","0"]; only simple member paths are allowed. */
-export function parsePath(path: string): string[] {
-  if (!/^\$(\.[A-Za-z_$][\w$-]*|\[\d+\])*$/.test(path)) throw new Error(`unsupported path "${path}" (use $.a.b or $.a[0])`);
-  return path
-    .slice(1)
-    .split(/\.|\[|\]/)
-    .filter((s) => s.length > 0);
-}
-
-export function getPath(value: unknown, segments: string[]): unknown {
-  let cur: any = value;
-  for (const s of segments) {
-    if (cur === null || cur === undefined || typeof cur !== "object") return undefined;
-    cur = cur[s];
-  }
-  return cur;
-}
-
-/** json-rules-engine's Almanac: a path applies to object values; any other value is returned as is. */
-export function pathOf(value: unknown, segments: string[]): unknown {
-  return typeof value === "object" && value !== null ? getPath(value, segments) : value;
-}
-
 type Expr = string;
 
 /** Leaf operators whose evaluate is exactly `a OP b`: the generated code compares inline. */
 const INFIX: Record<string, string> = { equal: "===", notEqual: "!==", lessThan: "<", lessThanInclusive: "<=", greaterThan: ">", greaterThanInclusive: ">=" };
 
-const isFactRef = (v: any): v is { fact: string; path?: string } => v && typeof v === "object" && !Array.isArray(v) && typeof v.fact === "string";
-
 /** A fact read, with its path unrolled from pathOf/getPath so each property load has its own site. */
-function factExpr(e: Emitter, fact: string, path: string | undefined, pointer: string, kinds: Set<FactKind>): Expr {
-  const def = factByName.get(fact);
-  if (!def) throw new CompileError(`unknown fact "${fact}"`, pointer);
+function factExpr(e: Emitter, read: FactRead, pointer: string, kinds: Set<FactKind>): Expr {
+  const def = factByName.get(read.fact);
+  if (!def) throw new CompileError(`unknown fact "${read.fact}"`, pointer);
   kinds.add(def.kind);
-  const read = `${e.bind("f", def.get)}(n, c)`;
-  if (!path) return read;
-  const segs = parsePath(path);
-  if (segs.length === 0) return read;
+  const get = `${e.bind("f", def.get)}(n, c)`;
+  if (!read.path?.text) return get;
+  if (read.path.error !== undefined) throw new Error(read.path.error);
+  const segs = read.path.segments!;
+  if (segs.length === 0) return get;
   const keys = segs.map((s) => e.bind("v", s));
   const t = e.temp();
   const isObj = `typeof ${t} === "object" && ${t} !== null`;
@@ -71,22 +47,36 @@ function factExpr(e: Emitter, fact: string, path: string | undefined, pointer: s
   let rest: Expr = t;
   for (let i = segs.length - 1; i >= 1; i--) rest = `(${isObj} ? (${t} = ${t}[${keys[i]}], ${rest}) : void 0)`;
   // A non-object fact value is returned as is (pathOf).
-  return `(${t} = ${read}, ${isObj} ? (${t} = ${t}[${keys[0]}], ${rest}) : ${t})`;
+  return `(${t} = ${get}, ${isObj} ? (${t} = ${t}[${keys[0]}], ${rest}) : ${t})`;
 }
 
-function leafExpr(e: Emitter, leaf: Leaf, pointer: string, kinds: Set<FactKind>): Expr {
-  const resolved = operatorDef(leaf.operator);
-  if (!resolved) throw new CompileError(`unknown operator "${leaf.operator}"`, `${pointer}/operator`);
-  const { def, negations } = resolved;
+/**
+ * A leaf as generated code: `steps` read the fact into `a` and the value into `b`, then `test`
+ * compares them; the leaf's result is `test` negated `negations` times. Explain builds its per-leaf
+ * functions from these same pieces (engine/explain.ts).
+ */
+export interface LeafCode {
+  steps: Expr[];
+  a: Expr;
+  b: Expr;
+  test: Expr;
+  negations: number;
+}
+
+export function leafCode(e: Emitter, leaf: LeafNode, kinds: Set<FactKind>): LeafCode {
+  const { pointer } = leaf;
+  const def = leaf.opDef;
+  if (!def) throw new CompileError(`unknown operator "${leaf.operator}"`, `${pointer}/operator`);
+  if (!leaf.fact) throw new CompileError("a leaf needs a fact", `${pointer}/fact`);
   const a = e.temp();
-  const steps = [`${a} = ${factExpr(e, leaf.fact, leaf.path, `${pointer}/fact`, kinds)}`];
+  const steps = [`${a} = ${factExpr(e, leaf.fact, `${pointer}/fact`, kinds)}`];
   const v = leaf.value as any;
   let b: Expr;
-  if (isFactRef(v)) {
+  if (leaf.ref) {
     b = e.temp();
-    steps.push(`${b} = ${factExpr(e, v.fact, v.path, `${pointer}/value`, kinds)}`);
+    steps.push(`${b} = ${factExpr(e, leaf.ref, `${pointer}/value`, kinds)}`);
   } else b = e.bind("v", v);
-  const literalArray = !isFactRef(v) && Array.isArray(v);
+  const literalArray = !leaf.ref && Array.isArray(v);
   let test: Expr;
   if (INFIX[def.name]) test = `${a} ${INFIX[def.name]} ${b}`;
   // A literal array needs no Array.isArray check at run time (it cannot stop being one).
@@ -94,40 +84,41 @@ function leafExpr(e: Emitter, leaf: Leaf, pointer: string, kinds: Set<FactKind>)
   else if (def.name === "notIn" && literalArray) test = `${b}.indexOf(${a}) === -1`;
   else test = `${e.bind("o", def.evaluate)}(${a}, ${b})`;
   if (def.validFact) test = `${e.bind("o", def.validFact)}(${a}) && ${test}`;
-  // Fact and value are both read before the validator runs, as the closure's arguments were.
-  return `${"!".repeat(negations)}(${steps.join(", ")}, ${test})`;
+  return { steps, a, b, test, negations: leaf.negations };
 }
 
-function nodeExpr(e: Emitter, cond: Condition, pointer: string, kinds: Set<FactKind>): Expr {
-  if ("all" in cond) {
-    const parts = cond.all.map((c, i) => nodeExpr(e, c, `${pointer}/all/${i}`, kinds));
-    return parts.length === 0 ? "true" : `(${parts.join(" && ")})`;
-  }
-  if ("any" in cond) {
-    const parts = cond.any.map((c, i) => nodeExpr(e, c, `${pointer}/any/${i}`, kinds));
+function nodeExpr(e: Emitter, cond: ConditionNode, kinds: Set<FactKind>): Expr {
+  return fold<Expr>(cond, {
+    all: (_, parts) => (parts.length === 0 ? "true" : `(${parts.join(" && ")})`),
     // As json-rules-engine: an empty condition set passes.
-    return parts.length === 0 ? "true" : `(${parts.join(" || ")})`;
-  }
-  if ("not" in cond) return `!${nodeExpr(e, cond.not, `${pointer}/not`, kinds)}`;
-  return leafExpr(e, cond as Leaf, pointer, kinds);
+    any: (_, parts) => (parts.length === 0 ? "true" : `(${parts.join(" || ")})`),
+    not: (_, inner) => `!${inner}`,
+    invalid: (node) => {
+      throw new CompileError("not a condition (an object with all, any, not or fact)", node.pointer);
+    },
+    leaf: (leaf) => {
+      // Fact and value are both read before the validator runs, as the closure's arguments were.
+      const { steps, test, negations } = leafCode(e, leaf, kinds);
+      return `${"!".repeat(negations)}(${steps.join(", ")}, ${test})`;
+    },
+  });
 }
 
 /** Tools named by a top-level `{fact: tool, operator: equal|in}` leaf, for per-tool dispatch. */
-function dispatchTools(cond: Condition): Set<string> | undefined {
-  const leaves = "all" in cond ? cond.all : [cond];
-  for (const l of leaves) {
-    const leaf = l as Leaf;
-    if (leaf.fact !== "tool" || leaf.path) continue;
-    if (leaf.operator === "equal" && typeof leaf.value === "string") return new Set([leaf.value]);
-    if (leaf.operator === "in" && Array.isArray(leaf.value)) return new Set(leaf.value.filter((x) => typeof x === "string"));
+function dispatchTools(cond: ConditionNode): Set<string> | undefined {
+  for (const l of cond.kind === "all" ? cond.children : [cond]) {
+    const tools = l.kind === "leaf" ? allowedValues(l, "tool") : undefined;
+    if (tools) return tools;
   }
   return undefined;
 }
 
+const tree = (cond: Condition | ConditionNode, pointer: string): ConditionNode => (isConditionNode(cond) ? cond : parseCondition(cond, pointer));
+
 /** The generated source of a condition (for tests and debugging). */
-export function conditionSource(cond: Condition, pointer = "/when"): string {
+export function conditionSource(cond: Condition | ConditionNode, pointer = "/when"): string {
   const e = new Emitter();
-  return e.source(nodeExpr(e, cond, pointer, new Set()));
+  return e.source(nodeExpr(e, tree(cond, pointer), new Set()));
 }
 
 /** `test` is generated on first use: the rule set also compiles sub-conditions only to read
@@ -145,10 +136,12 @@ class Compiled implements CompiledCondition {
   }
 }
 
-export function compileCondition(cond: Condition, pointer = "/when"): CompiledCondition {
+/** Compiles a parsed condition, or parses one as written first (at `pointer` in its rule). */
+export function compileCondition(cond: Condition | ConditionNode, pointer = "/when"): CompiledCondition {
+  const node = tree(cond, pointer);
   const kinds = new Set<FactKind>();
   const e = new Emitter();
   // Emitting validates: unknown facts and operators throw here, not on first use.
-  const expr = nodeExpr(e, cond, pointer, kinds);
-  return new Compiled(e, expr, kinds, dispatchTools(cond));
+  const expr = nodeExpr(e, node, kinds);
+  return new Compiled(e, expr, kinds, dispatchTools(node));
 }

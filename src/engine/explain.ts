@@ -1,10 +1,13 @@
-// Explain mode: evaluates every leaf of a condition and returns the same tree shape as
-// json-rules-engine's RuleResult (`result`, `factResult`, `valueResult` on each leaf).
+// Explain mode: every leaf of a condition evaluated by code generated from the same tree and the
+// same pieces as the compiled condition (compile.ts `leafCode`), so the verdict shown is the one
+// computed by the code that ran. Returns json-rules-engine's RuleResult shape (`result`,
+// `factResult`, `valueResult` on each leaf).
 import type { PartNode } from "../graph/graph.js";
+import { type ConditionNode, fold, isConditionNode, type LeafNode, parseCondition } from "../lang/condition.js";
 import type { Condition, Leaf } from "../rules/types.js";
-import { parsePath, pathOf } from "./compile.js";
-import { factByName, type FactContext } from "./facts.js";
-import { resolveOperator } from "./operators.js";
+import { leafCode } from "./compile.js";
+import { Emitter } from "./emit.js";
+import type { FactContext } from "./facts.js";
 
 export type ExplainedCondition =
   | { all: ExplainedCondition[]; result: boolean }
@@ -12,30 +15,33 @@ export type ExplainedCondition =
   | { not: ExplainedCondition; result: boolean }
   | (Leaf & { factResult: unknown; valueResult: unknown; result: boolean });
 
-function factValue(fact: string, path: string | undefined, node: PartNode, ctx: FactContext): unknown {
-  const v = factByName.get(fact)?.get(node, ctx);
-  return path ? pathOf(v, parsePath(path)) : v;
+type LeafEval = (n: PartNode, c: FactContext) => [fact: unknown, value: unknown, result: boolean];
+
+const leafEvals = new WeakMap<LeafNode, LeafEval>();
+
+/** The leaf's compiled code, returning the fact and value it read beside its result. */
+function leafEval(leaf: LeafNode): LeafEval {
+  let f = leafEvals.get(leaf);
+  if (!f) {
+    const e = new Emitter();
+    const { steps, a, b, test, negations } = leafCode(e, leaf, new Set());
+    leafEvals.set(leaf, (f = e.build<LeafEval>(`(${steps.join(", ")}, [${a}, ${b}, ${"!".repeat(negations)}(${test})])`)));
+  }
+  return f;
 }
 
-export function explainCondition(cond: Condition, node: PartNode, ctx: FactContext): ExplainedCondition {
-  if ("all" in cond) {
-    const all = cond.all.map((c) => explainCondition(c, node, ctx));
-    return { all, result: all.every((c) => c.result) };
-  }
-  if ("any" in cond) {
-    const any = cond.any.map((c) => explainCondition(c, node, ctx));
-    return { any, result: any.length === 0 || any.some((c) => c.result) };
-  }
-  if ("not" in cond) {
-    const not = explainCondition(cond.not, node, ctx);
-    return { not, result: !not.result };
-  }
-  const leaf = cond as Leaf;
-  const factResult = factValue(leaf.fact, leaf.path, node, ctx);
-  const v = leaf.value as any;
-  const valueResult = v && typeof v === "object" && !Array.isArray(v) && typeof v.fact === "string" ? factValue(v.fact, v.path, node, ctx) : v;
-  const op = resolveOperator(leaf.operator);
-  return { ...leaf, factResult, valueResult, result: op ? op(factResult, valueResult) : false };
+/** Every node of a condition (parsed, or as written: parsed at /when) evaluated on one part. */
+export function explainCondition(cond: Condition | ConditionNode, node: PartNode, ctx: FactContext): ExplainedCondition {
+  const tree = isConditionNode(cond) ? cond : parseCondition(cond);
+  return fold<ExplainedCondition>(tree, {
+    all: (_, all) => ({ all, result: all.every((c) => c.result) }),
+    any: (_, any) => ({ any, result: any.length === 0 || any.some((c) => c.result) }),
+    not: (_, not) => ({ not, result: !not.result }),
+    leaf: (leaf) => {
+      const [factResult, valueResult, result] = leafEval(leaf)(node, ctx);
+      return { ...(leaf.raw as unknown as Leaf), factResult, valueResult, result };
+    },
+  });
 }
 
 const show = (v: unknown) => {

@@ -2,60 +2,9 @@
 // name; a newer part with the same key may supersede an older one. A placeholder that has no
 // value makes the whole key undefined, so the part joins no group; `{x?}` makes it optional.
 import type { PartNode } from "../graph/graph.js";
-import { getPath } from "./compile.js";
+import { getPath } from "../lang/path.js";
+import { KEY_FILTERS, KeyError, type KeyTemplate, parseKey, stableJson } from "../lang/key.js";
 import { factByName, type FactContext } from "./facts.js";
-
-/** JSON with object keys sorted (undefined and functions as null, holes empty). */
-function stableJson(v: unknown): string {
-  // Plain JSON data with keys already in order (the common case) is exactly what JSON.stringify
-  // writes, in one native call; anything else takes the general path.
-  return isPlainSorted(v, 0) && !prototypesHaveToJSON() ? JSON.stringify(v) : stableJsonSlow(v);
-}
-
-const prototypesHaveToJSON = () => typeof (Object.prototype as any).toJSON === "function" || typeof (Array.prototype as any).toJSON === "function";
-
-/** Strings, finite or not numbers, booleans, null, dense plain arrays and plain objects whose keys are sorted. */
-function isPlainSorted(v: unknown, depth: number): boolean {
-  if (v === null) return true;
-  const t = typeof v;
-  if (t === "string" || t === "number" || t === "boolean") return true;
-  if (t !== "object" || depth > 64) return false;
-  if (Array.isArray(v)) {
-    if (Object.getPrototypeOf(v) !== Array.prototype) return false;
-    for (let i = 0; i < v.length; i++) if (!(i in v) || !isPlainSorted(v[i], depth + 1)) return false;
-    return true;
-  }
-  if (Object.getPrototypeOf(v) !== Object.prototype) return false;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  for (let i = 0; i < keys.length; i++) if ((i > 0 && keys[i - 1] >= keys[i]) || !isPlainSorted(o[keys[i]], depth + 1)) return false;
-  return true;
-}
-
-function stableJsonSlow(v: unknown): string {
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) {
-    let s = "[";
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) s += ",";
-      if (i in v) s += stableJsonSlow(v[i]); // a hole stays empty, as Array#map + join leave it
-    }
-    return `${s}]`;
-  }
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  for (let i = 1; i < keys.length; i++)
-    if (keys[i - 1] > keys[i]) {
-      keys.sort();
-      break;
-    }
-  let s = "{";
-  for (let i = 0; i < keys.length; i++) {
-    if (i > 0) s += ",";
-    s += `${JSON.stringify(keys[i])}:${stableJsonSlow(o[keys[i]])}`;
-  }
-  return `${s}}`;
-}
 
 /** Strings shorter than this stay inline in a group name; longer ones (up to 1M chars) are interned. */
 const INTERN_MIN = 64;
@@ -116,23 +65,6 @@ function internedJson(v: unknown, strings: Map<string, number>): string {
   return `${s}}`;
 }
 
-/** The `path` filter; most paths are already normal, so they skip the four replacements. */
-function normalPath(v: string): string {
-  if (!v.includes("\\") && !v.includes("//") && !v.startsWith("./") && !v.endsWith("/")) return v;
-  return v.replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(\.\/)+/, "").replace(/(.)\/$/, "$1");
-}
-
-export const KEY_FILTERS: Record<string, { description: string; apply: (v: unknown) => string | undefined }> = {
-  path: {
-    description: "normalise a file path (./ and duplicate slashes removed, no trailing slash)",
-    apply: (v) => (typeof v === "string" ? normalPath(v) : undefined),
-  },
-  squash: { description: "trim and collapse whitespace", apply: (v) => (typeof v === "string" ? v.trim().replace(/\s+/g, " ") : undefined) },
-  head: { description: "first word (a command's program name)", apply: (v) => (typeof v === "string" ? v.trim().split(/\s+/)[0] || undefined : undefined) },
-  lower: { description: "lower case", apply: (v) => (typeof v === "string" ? v.toLowerCase() : undefined) },
-  json: { description: "stable JSON of any value (keys sorted)", apply: (v) => (v === undefined ? undefined : stableJson(v)) },
-};
-
 type Segment = string | ((n: PartNode, c: FactContext) => string | undefined);
 
 export interface CompiledKey {
@@ -153,29 +85,24 @@ export interface CompiledKey {
   group(node: PartNode, ctx: FactContext, strings: Map<string, number>): string | undefined;
 }
 
-export class KeyError extends Error {}
+export { KEY_FILTERS, KeyError } from "../lang/key.js";
 
-export function compileKey(template: string): CompiledKey {
+/** The getters of a key template (parsed here when given as text); throws a KeyError when it has errors. */
+export function compileKey(key: KeyTemplate | string): CompiledKey {
+  const parsed = typeof key === "string" ? parseKey(key) : key;
+  if (parsed.errors.length) throw new KeyError(parsed.errors[0]);
+  const template = parsed.template;
   const segments: Segment[] = [];
   let inputJson = false; // the template ends with {input|json}
-  const re = /\{([^{}]+)\}/g;
-  let last = 0;
-  for (let m; (m = re.exec(template)); ) {
-    if (m.index > last) segments.push(template.slice(last, m.index));
-    last = m.index + m[0].length;
-    // `?` marks the placeholder optional; it may follow the reference or the last filter.
-    const pieces = m[1].split("|").map((s) => s.trim());
-    const optional = pieces.some((p) => p.endsWith("?"));
-    const [ref, ...filters] = pieces.map((p) => p.replace(/\?$/, ""));
-    const [fact, ...path] = ref.split(".");
-    const def = factByName.get(fact);
-    if (!def) throw new KeyError(`key ${JSON.stringify(template)}: unknown fact "${fact}"`);
-    if (def.kind === "dynamic" || def.kind === "phase") throw new KeyError(`key ${JSON.stringify(template)}: fact "${fact}" changes over time; keys must use static facts`);
-    const fns = filters.map((f) => {
-      const filter = KEY_FILTERS[f];
-      if (!filter) throw new KeyError(`key ${JSON.stringify(template)}: unknown filter "${f}" (known: ${Object.keys(KEY_FILTERS).join(", ")})`);
-      return filter.apply;
-    });
+  for (const p of parsed.segments) {
+    if (typeof p === "string") {
+      segments.push(p);
+      inputJson = false;
+      continue;
+    }
+    const def = factByName.get(p.fact)!;
+    const { path, optional } = p;
+    const fns = p.filters.map((f) => KEY_FILTERS[f].apply);
     const segment = (n: PartNode, c: FactContext) => {
       let v: unknown = getPath(def.get(n, c), path);
       if (path.length === 0) v = def.get(n, c);
@@ -184,11 +111,7 @@ export function compileKey(template: string): CompiledKey {
       return typeof v === "string" ? v : stableJson(v);
     };
     segments.push(segment);
-    inputJson = fact === "input" && path.length === 0 && filters.length === 1 && filters[0] === "json";
-  }
-  if (last < template.length) {
-    segments.push(template.slice(last));
-    inputJson = false;
+    inputJson = p.fact === "input" && path.length === 0 && p.filters.length === 1 && p.filters[0] === "json";
   }
   const placeholders = segments.filter((s) => typeof s !== "string") as ((n: PartNode, c: FactContext) => string | undefined)[];
   const only = placeholders.length === 1 && !inputJson ? placeholders[0] : undefined;

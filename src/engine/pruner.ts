@@ -18,7 +18,6 @@ import { applyManual, applySweep, type ManualRequest, type SweepResult } from ".
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
 import { allTimeTotals, readAllTime, recordSession, sessionTotals, type RuleTotals } from "./all-time.js";
-import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
 
@@ -416,14 +415,13 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
         if (!r) return [];
         const ctx = rt.ctxs[r.index];
         const byNode = d.by ? rt.graph.byId.get(d.by) : undefined;
-        const byCond = (r.spec.then as { by?: Condition }).by;
         return [{
           id: r.id,
           description: r.spec.description,
           source: r.spec.source ? `${r.spec.source.file}:${r.spec.source.line}:${r.spec.source.col}` : undefined,
           key: r.key?.get(node, ctx),
-          when: explainCondition(r.spec.when, node, ctx),
-          by: byNode ? explainCondition(byCond ?? r.spec.when, byNode, ctx) : undefined,
+          when: explainCondition(r.ast.when, node, ctx),
+          by: byNode ? explainCondition(r.ast.by ?? r.ast.when, byNode, ctx) : undefined,
         }];
       });
       return { partId, tool: node.part.tool, decisions, rules };

@@ -1,5 +1,7 @@
 // A rule set compiled for the hot path: conditions → generated functions, keys → getters, each rule's
 // `when` split into a cached static part and a per-call dynamic part.
+import type { ConditionNode } from "../lang/condition.js";
+import { type RuleAst, ruleAst } from "../rules/ast.js";
 import type { Condition, Phase, RuleSpec } from "../rules/types.js";
 import { PHASES } from "../rules/types.js";
 import { actionByName, type ActionDef } from "./actions/index.js";
@@ -11,6 +13,8 @@ export interface CompiledRule {
   index: number;
   id: string;
   spec: RuleSpec;
+  /** The rule's conditions and key as parsed (explain reads the same trees). */
+  ast: RuleAst;
   phase: Phase;
   action: ActionDef;
   options: Record<string, unknown>;
@@ -33,16 +37,17 @@ const STATIC_KINDS: FactKind[] = ["static", "config"];
 const isStatic = (c: CompiledCondition) => [...c.kinds].every((k) => STATIC_KINDS.includes(k));
 
 /** Splits a top-level `all` into static and dynamic leaves; other shapes stay whole. */
-function split(when: Condition): { staticWhen: CompiledCondition; dynamicWhen?: Predicate } {
+function split(when: ConditionNode): { staticWhen: CompiledCondition; dynamicWhen?: Predicate } {
   const whole = compileCondition(when);
   if (isStatic(whole)) return { staticWhen: whole };
-  if (!("all" in when)) return { staticWhen: compileCondition({ all: [] }), dynamicWhen: whole.test };
-  const stat: Condition[] = [];
-  const dyn: Condition[] = [];
-  when.all.forEach((c, i) => (isStatic(compileCondition(c, `/when/all/${i}`)) ? stat : dyn).push(c));
-  const staticWhen = compileCondition({ all: stat });
+  const all = (children: ConditionNode[]): ConditionNode => ({ kind: "all", pointer: when.pointer, children });
+  if (when.kind !== "all") return { staticWhen: compileCondition(all([])), dynamicWhen: whole.test };
+  const stat: ConditionNode[] = [];
+  const dyn: ConditionNode[] = [];
+  for (const c of when.children) (isStatic(compileCondition(c)) ? stat : dyn).push(c);
+  const staticWhen = compileCondition(all(stat));
   staticWhen.tools = whole.tools;
-  return { staticWhen, dynamicWhen: compileCondition({ all: dyn }).test };
+  return { staticWhen, dynamicWhen: compileCondition(all(dyn)).test };
 }
 
 export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {
@@ -52,17 +57,19 @@ export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {
     const action = actionByName.get(spec.then.action);
     if (!action) throw new Error(`rule ${spec.id}: unknown action "${spec.then.action}"`);
     const { action: _a, ...options } = spec.then;
-    const { by, range, ...rest } = options as { by?: Condition; range?: { offset: string; limit: string } };
+    const { by: _by, range, ...rest } = options as { by?: Condition; range?: { offset: string; limit: string } };
+    const ast = ruleAst(spec);
     const rule: CompiledRule = {
       index: rules.length,
       id: spec.id,
       spec,
+      ast,
       phase: spec.phase,
       action,
       options: rest,
-      ...split(spec.when),
-      by: by ? compileCondition(by, "/then/by") : undefined,
-      key: spec.key ? compileKey(spec.key) : undefined,
+      ...split(ast.when),
+      by: ast.by ? compileCondition(ast.by) : undefined,
+      key: ast.key ? compileKey(ast.key) : undefined,
       range,
       params: spec.params ?? {},
     };

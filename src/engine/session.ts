@@ -6,8 +6,8 @@ import type { FactContext } from "./facts.js";
 import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { decisionsOf, type SessionState } from "./state.js";
-import { getPath } from "./compile.js";
-import type { Condition, Leaf } from "../rules/types.js";
+import { getPath } from "../lang/path.js";
+import type { ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
@@ -121,7 +121,7 @@ export class SessionRuntime {
       if (k === undefined) slots.set(r.key.template, (k = slots.size));
       return k;
     });
-    this.types = rules.rules.map((r) => ({ when: requiredTypes(r.spec.when), by: requiredTypes((r.spec.then as { by?: Condition }).by) }));
+    this.types = rules.rules.map((r) => ({ when: requiredTypes(r.ast.when), by: requiredTypes(r.ast.by) }));
     this.tracksUse = rules.rules.some((r) => /"fact":"idle(Turns|Calls)"/.test(JSON.stringify(r.spec.when)));
     this.keyVals = new Array(slots.size).fill(undefined);
     this.keyPart = new Array(slots.size).fill(undefined);
@@ -375,12 +375,9 @@ export class SessionRuntime {
 const ID_TYPES: Record<string, string> = { t: "tool", m: "text", r: "reasoning" };
 
 /** Part types a condition requires: a top-level `{fact: partType, operator: equal|in}` with literal strings. */
-function requiredTypes(cond: Condition | undefined): Set<string> | undefined {
-  if (!cond || typeof cond !== "object") return undefined;
-  const leaves = "all" in cond && Array.isArray(cond.all) ? cond.all : [cond];
-  for (const l of leaves) {
-    const leaf = l as Leaf;
-    if (leaf.fact !== "partType" || leaf.path) continue;
+function requiredTypes(cond: ConditionNode | undefined): Set<string> | undefined {
+  for (const leaf of cond?.kind === "all" ? cond.children : cond ? [cond] : []) {
+    if (leaf.kind !== "leaf" || leaf.fact?.fact !== "partType" || leaf.path?.text) continue;
     if (leaf.operator === "equal" && typeof leaf.value === "string") return new Set([leaf.value]);
     if (leaf.operator === "in" && Array.isArray(leaf.value) && leaf.value.every((x) => typeof x === "string")) return new Set(leaf.value as string[]);
   }

@@ -1,18 +1,18 @@
 // Loading rule files: YAML syntax → JSON Schema → semantic checks, each problem located at
 // file:line:col. A rule with problems is left out; the rest still load.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { extname, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import picomatch from "picomatch";
-import { ACTIONS, actionByName } from "../engine/actions/index.js";
-import { parsePath } from "../engine/compile.js";
-import { FACT_NAMES, factByName } from "../engine/facts.js";
-import { compileKey } from "../engine/key.js";
-import { OPERATOR_NAMES, resolveOperator } from "../engine/operators.js";
-import { regexError } from "../engine/safe-regex.js";
+import { ACTION_NAMES, actionDecl } from "../lang/actions.js";
+import { type ConditionNode, type FactRead, type LeafNode, leaves } from "../lang/condition.js";
+import { FACT_NAMES } from "../lang/facts.js";
+import { OPERATOR_NAMES } from "../lang/operators.js";
+import { regexError } from "../lang/safe-regex.js";
+import { ruleAst } from "./ast.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
-import { schemaProblems } from "./schemas.js";
+import { conditionValidator, schemaProblems } from "./schemas.js";
 import { MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "./read.js";
 import { failedSource, parseYamlSource, readSource, type SourceDoc } from "./source.js";
 import { PHASES, type RuleSpec } from "./types.js";
@@ -75,7 +75,7 @@ export interface OptionIssue {
 
 /** Checks the options beside `action` in a rule's `then` against the action's option schema. */
 export function actionOptionIssues(action: string, options: Record<string, unknown>): OptionIssue[] {
-  const def = actionByName.get(action);
+  const def = actionDecl.get(action);
   if (!def) return [];
   let v = actionOptionValidators.get(action);
   if (!v) actionOptionValidators.set(action, (v = new Ajv({ allErrors: true, strict: false }).compile(def.options)));
@@ -96,15 +96,10 @@ const PHASE_RANK = Object.fromEntries(PHASES.map((p, i) => [p, i]));
 
 // `then.by` is a condition inside action options, which the file schema leaves open: validate it
 // against the same condition definition before the semantic checks read it.
-let conditionValidator: ReturnType<Ajv["compile"]> | undefined;
 function conditionProblems(by: unknown): { pointer: string; message: string; ruleId: string; key: boolean }[] {
-  if (!conditionValidator) {
-    const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-    ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", "rules.schema.json"), "utf8")), "rules.schema.json");
-    conditionValidator = ajv.getSchema("rules.schema.json#/definitions/condition")!;
-  }
-  if (conditionValidator(by)) return [];
-  const errors = conditionValidator.errors ?? [];
+  const validate = conditionValidator();
+  if (validate(by)) return [];
+  const errors = validate.errors ?? [];
   const specific = errors.filter((e) => !["if", "oneOf", "anyOf"].includes(e.keyword));
   return (specific.length ? specific : errors).map((e) => {
     const p = e.params as Record<string, any>;
@@ -119,10 +114,6 @@ function conditionProblems(by: unknown): { pointer: string; message: string; rul
 
 /** Whether `v` is a condition the schema accepts (rules that pass the file schema may still carry a bad `then.by`). */
 export const isCondition = (v: unknown): boolean => isObject(v) && conditionProblems(v).length === 0;
-
-/** A `value` of the form {fact, path?} reads another fact (json-rules-engine's fact reference). */
-const factRef = (v: unknown): { fact: string; path?: unknown } | undefined =>
-  isObject(v) && typeof v.fact === "string" ? (v as { fact: string }) : undefined;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -143,36 +134,29 @@ type Report = (ptr: string, msg: string, id: string, key?: boolean) => void;
  * still checked (a node of the wrong shape was reported by the schema), so one run shows every
  * problem. `phase` is undefined when the rule's phase is not one.
  */
-function checkCondition(cond: unknown, pointer: string, phase: string | undefined, report: Report) {
-  if (!isObject(cond)) return;
-  const each = (list: unknown, at: string) => Array.isArray(list) && list.forEach((c, i) => checkCondition(c, `${pointer}/${at}/${i}`, phase, report));
-  if ("all" in cond) return each(cond.all, "all");
-  if ("any" in cond) return each(cond.any, "any");
-  if ("not" in cond) return checkCondition(cond.not, `${pointer}/not`, phase, report);
-  const checkFact = (fact: unknown, ptr: string) => {
-    if (typeof fact !== "string") return;
-    const def = factByName.get(fact);
+function checkCondition(cond: ConditionNode, phase: string | undefined, report: Report) {
+  for (const leaf of leaves(cond)) checkLeaf(leaf, phase, report);
+}
+
+function checkLeaf(leaf: LeafNode, phase: string | undefined, report: Report) {
+  const { pointer } = leaf;
+  const checkFact = (read: FactRead | undefined, ptr: string) => {
+    if (!read) return;
+    const { fact, def } = read;
     if (!def) return report(ptr, `unknown fact "${fact}"${didYouMean(fact, FACT_NAMES)}`, "unknown-fact");
     if (phase && def.availableFrom && PHASE_RANK[phase] < PHASE_RANK[def.availableFrom])
       report(ptr, `fact "${fact}" has no value in phase "${phase}" (available from "${def.availableFrom}")`, "fact-phase");
   };
-  checkFact(cond.fact, `${pointer}/fact`);
-  const operator = typeof cond.operator === "string" ? cond.operator : undefined;
-  const op = operator?.replace(/^(not:)+/, "");
-  if (operator !== undefined && op !== undefined && !resolveOperator(operator)) {
+  checkFact(leaf.fact, `${pointer}/fact`);
+  const { operator, op } = leaf;
+  if (operator !== undefined && op !== undefined && !leaf.opDef) {
     const prefix = operator.slice(0, operator.length - op.length);
     report(`${pointer}/operator`, `unknown operator "${operator}"${didYouMean(op, OPERATOR_NAMES).replace(/"([^"]+)"\?\)$/, `"${prefix}$1"?)`)}`, "unknown-operator");
   }
-  const v = cond.value;
-  const ref = factRef(v);
+  const { value: v, ref } = leaf;
   if (ref) {
-    checkFact(ref.fact, `${pointer}/value/fact`);
-    if (ref.path !== undefined)
-      try {
-        parsePath(String(ref.path));
-      } catch (e) {
-        report(`${pointer}/value/path`, (e as Error).message, "invalid-path");
-      }
+    checkFact(ref, `${pointer}/value/fact`);
+    if (ref.path?.error) report(`${pointer}/value/path`, ref.path.error, "invalid-path");
   }
   if (op === "regex") {
     const err = typeof v === "string" ? regexError(v) : "value must be a string";
@@ -184,27 +168,16 @@ function checkCondition(cond: unknown, pointer: string, phase: string | undefine
       if (err) report(`${pointer}/value`, `glob ${JSON.stringify(g)} does not compile (${err}); it would match nothing`, "invalid-glob");
     }
   }
-  if (typeof cond.path === "string")
-    try {
-      parsePath(cond.path);
-    } catch (e) {
-      report(`${pointer}/path`, (e as Error).message, "invalid-path");
-    }
+  if (leaf.path?.error) report(`${pointer}/path`, leaf.path.error, "invalid-path");
 }
 
 /** Leaves (and fact references) reading a dynamic or phase fact, by the pointer of their `fact`. */
-function changingLeaves(cond: unknown, pointer: string): { pointer: string; fact: string }[] {
-  if (!isObject(cond)) return [];
-  const each = (list: unknown, at: string) => (Array.isArray(list) ? list.flatMap((c, i) => changingLeaves(c, `${pointer}/${at}/${i}`)) : []);
-  if ("all" in cond) return each(cond.all, "all");
-  if ("any" in cond) return each(cond.any, "any");
-  if ("not" in cond) return changingLeaves(cond.not, `${pointer}/not`);
-  const changes = (f: unknown) => typeof f === "string" && ["dynamic", "phase"].includes(factByName.get(f)?.kind ?? "");
-  const ref = factRef(cond.value);
-  return [
-    ...(changes(cond.fact) ? [{ pointer: `${pointer}/fact`, fact: cond.fact as string }] : []),
-    ...(ref && changes(ref.fact) ? [{ pointer: `${pointer}/value/fact`, fact: ref.fact }] : []),
-  ];
+function changingLeaves(cond: ConditionNode): { pointer: string; fact: string }[] {
+  const changes = (read: FactRead | undefined): read is FactRead => read?.def?.kind === "dynamic" || read?.def?.kind === "phase";
+  return leaves(cond).flatMap((leaf) => [
+    ...(changes(leaf.fact) ? [{ pointer: `${leaf.pointer}/fact`, fact: leaf.fact.fact }] : []),
+    ...(changes(leaf.ref) ? [{ pointer: `${leaf.pointer}/value/fact`, fact: leaf.ref.fact }] : []),
+  ]);
 }
 
 /**
@@ -217,11 +190,12 @@ function checkRule(doc: SourceDoc, id: string, rule: Record<string, unknown>): P
   const report: Report = (ptr, message, ruleId, key = false) =>
     problems.push({ file: doc.file, ...doc.locate(`${base}${ptr}`, key), severity: "error", message, ruleId, pointer: `${base}${ptr}` });
   const phase = typeof rule.phase === "string" && rule.phase in PHASE_RANK ? rule.phase : undefined;
-  checkCondition(rule.when, "/when", phase, report);
+  const ast = ruleAst(rule as Pick<RuleSpec, "when" | "then" | "key">);
+  checkCondition(ast.when, phase, report);
   const then = isObject(rule.then) ? rule.then : undefined;
   const actionName = typeof then?.action === "string" ? then.action : undefined;
-  const action = actionName === undefined ? undefined : actionByName.get(actionName);
-  if (actionName !== undefined && !action) report("/then/action", `unknown action "${actionName}"${didYouMean(actionName, ACTIONS.map((a) => a.name))}`, "unknown-action");
+  const action = actionName === undefined ? undefined : actionDecl.get(actionName);
+  if (actionName !== undefined && !action) report("/then/action", `unknown action "${actionName}"${didYouMean(actionName, ACTION_NAMES)}`, "unknown-action");
   let byOk = false;
   const by = then?.by;
   if (action && then) {
@@ -231,7 +205,7 @@ function checkRule(doc: SourceDoc, id: string, rule: Record<string, unknown>): P
     const byProblems = isObject(by) ? conditionProblems(by) : [];
     for (const p of byProblems) report(`/then/by${p.pointer}`, p.message, p.ruleId, p.key);
     byOk = isObject(by) && byProblems.length === 0;
-    if (byOk) checkCondition(by, "/then/by", phase, report);
+    if (byOk && ast.by) checkCondition(ast.by, phase, report);
   }
   if (phase && action) {
     if (phase === "supersede" && action.name !== "supersede") report("/then/action", `phase "supersede" takes the supersede action, not "${action.name}"`, "action-phase");
@@ -241,14 +215,10 @@ function checkRule(doc: SourceDoc, id: string, rule: Record<string, unknown>): P
     if (phase === "protect" && action.name !== "protect") report("/then/action", `phase "protect" takes the protect action, not "${action.name}" (a protect-phase rule protects the parts it matches)`, "action-phase");
   }
   if (phase === "supersede" && rule.key === undefined) report("", `a supersede rule needs a "key" (what makes two parts the same thing)`, "missing-key", true);
-  if (typeof rule.key === "string" && rule.key)
-    try {
-      compileKey(rule.key);
-    } catch (e) {
-      report("/key", (e as Error).message, "invalid-key");
-    }
+  const [keyError] = ast.key?.errors ?? [];
+  if (keyError) report("/key", keyError, "invalid-key");
   if (phase === "supersede") {
-    const changing = [...changingLeaves(rule.when, "/when"), ...(byOk ? changingLeaves(by, "/then/by") : [])];
+    const changing = [...changingLeaves(ast.when), ...(byOk && ast.by ? changingLeaves(ast.by) : [])];
     for (const { pointer, fact } of changing)
       report(pointer, `fact "${fact}" changes over time; supersede rules may only read facts that do not (groups are built once per part)`, "fact-phase");
   }

@@ -3,7 +3,7 @@
 // overrides are errors with a did-you-mean, located in the file that named them.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { actionByName } from "../engine/actions/index.js";
+import { actionDecl } from "../lang/actions.js";
 import { actionOptionIssues } from "./load.js";
 import { packagePath } from "./paths.js";
 import { didYouMean, type Problem } from "./problems.js";
@@ -85,7 +85,7 @@ function overrideProblems(spec: RuleSpec, overrides: Record<string, unknown>, do
   const problems: Problem[] = [];
   const report = (p: string, message: string, ruleId: string, key = false) =>
     problems.push({ file: doc.file, ...doc.locate(p, key), severity: "error", message, ruleId, pointer: p });
-  const action = actionByName.get(spec.then.action);
+  const action = actionDecl.get(spec.then.action);
   if (!action) return []; // a rule that failed to load: its own problems say why
   const params = spec.params ?? {};
   const options = Object.keys(action.options.properties).filter((o) => o !== "by");

@@ -1,6 +1,9 @@
-// ajv validators for the shipped JSON Schemas, compiled once.
+// ajv validators for the shipped JSON Schemas, compiled once. Rule files are validated against the
+// shape of schemas/rules.schema.json (the same generator, without the catalogue of names: the
+// loader's semantic checks report unknown names and options with a did-you-mean).
 import { readFileSync } from "node:fs";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { rulesSchema } from "../lang/schema.js";
 import { packagePath } from "./paths.js";
 import type { Problem } from "./problems.js";
 import { didYouMean } from "./problems.js";
@@ -11,15 +14,19 @@ const validators = new Map<string, ValidateFunction>();
 
 export type SchemaName = "rules" | "preset" | "acp-config";
 
-function validator(name: SchemaName): ValidateFunction {
+function validator(name: SchemaName | "rules.schema.json#/definitions/condition"): ValidateFunction {
   if (!ajv) {
     ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-    for (const n of ["rules", "preset", "acp-config"]) ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", `${n}.schema.json`), "utf8")), `${n}.schema.json`);
+    ajv.addSchema(rulesSchema({ catalogue: false }), "rules.schema.json");
+    for (const n of ["preset", "acp-config"]) ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", `${n}.schema.json`), "utf8")), `${n}.schema.json`);
   }
   let v = validators.get(name);
-  if (!v) validators.set(name, (v = ajv.getSchema(`${name}.schema.json`)!));
+  if (!v) validators.set(name, (v = ajv.getSchema(name.includes("#") ? name : `${name}.schema.json`)!));
   return v;
 }
+
+/** The condition definition of the rule file schema (for `then.by`, which the file schema leaves open). */
+export const conditionValidator = () => validator("rules.schema.json#/definitions/condition");
 
 /** Keeps the most useful errors: drops if/then/oneOf umbrellas when a specific error exists. */
 function prune(errors: ErrorObject[]): ErrorObject[] {

@@ -1,8 +1,8 @@
 // Rule, preset and config shapes as loaded from YAML / JSONC (after validation).
 
-/** The fixed phase order. Rules run phase by phase; an earlier phase's decision wins. */
-export const PHASES = ["protect", "supersede", "age", "reduce", "manual"] as const;
-export type Phase = (typeof PHASES)[number];
+import type { Phase } from "../lang/phases.js";
+
+export { PHASES, type Phase } from "../lang/phases.js";
 
 export interface Leaf {
   fact: string;

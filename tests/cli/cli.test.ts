@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { FACT_NAMES } from "../../src/engine/facts.js";
-import { OPERATOR_NAMES } from "../../src/engine/operators.js";
+import { OPERATOR_NAMES } from "../../src/lang/operators.js";
 import { ACTIONS } from "../../src/engine/actions/index.js";
 import { BUILTIN_RULES_DIR, loadRuleFiles } from "../../src/rules/load.js";
 import { loadPreset, PRESET_NAMES } from "../../src/rules/presets.js";

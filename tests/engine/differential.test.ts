@@ -1,6 +1,7 @@
 // Differential test: every condition of every preset rule, compiled (generated functions), must give
 // json-rules-engine's verdict (the reference semantics, rule-engine-design.md §10.2) on every
-// part of corpus and generated sessions replayed call by call.
+// part of corpus and generated sessions replayed call by call; and `acp explain` (explainCondition)
+// must show the compiled verdict.
 //
 // Phase facts (protected / superseded / pruned) are not excluded: both sides read the values our
 // evaluator computed in that call (the runtime's FactContext after runPhases), so those rules are
@@ -10,6 +11,7 @@
 // facts a condition reads (its only inputs); a sample of pairs is also re-run uncached.
 import { describe, expect, it } from "vitest";
 import { compileCondition, type CompiledCondition } from "../../src/engine/compile.js";
+import { explainCondition } from "../../src/engine/explain.js";
 import { factByName, type FactContext } from "../../src/engine/facts.js";
 import { runPhases } from "../../src/engine/phases.js";
 import { createPruner } from "../../src/engine/pruner.js";
@@ -63,6 +65,10 @@ class Checked {
   }
   async check(node: PartNode, ctx: FactContext, where: string, out: Mismatch[], cached = true): Promise<boolean | "throws"> {
     const ours = this.ours(node, ctx);
+    if (ours !== "throws") {
+      const shown = explainCondition(this.cond, node, ctx).result;
+      if (shown !== ours) out.push({ where, condition: `${this.name} (explain)`, part: `${node.part.id} (${node.part.type})`, facts: {}, compiled: ours, reference: shown });
+    }
     const ref = await this.reference(node, ctx, cached);
     if (ours !== ref) {
       const values = this.inputs(node, ctx);

@@ -5,9 +5,9 @@
 // get(node, ctx) (json-rules-engine never reads the others; passing all 27 only slows each run).
 import { Engine, Operator } from "json-rules-engine";
 import type { PartNode } from "../../src/graph/graph.js";
-import { getPath, parsePath } from "../../src/engine/compile.js";
+import { getPath, parsePath } from "../../src/lang/path.js";
 import { FACTS, type FactContext } from "../../src/engine/facts.js";
-import { OPERATORS } from "../../src/engine/operators.js";
+import { OPERATORS } from "../../src/lang/operators.js";
 import type { Condition, Leaf } from "../../src/rules/types.js";
 
 const JRE_DECORATORS = ["someFact", "someValue", "everyFact", "everyValue", "swap"];

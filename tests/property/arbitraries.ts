@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { stringify } from "yaml";
 import { ACTIONS } from "../../src/engine/actions/index.js";
 import { FACTS, type FactDef } from "../../src/engine/facts.js";
-import { OPERATORS } from "../../src/engine/operators.js";
+import { OPERATORS } from "../../src/lang/operators.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import type { Condition, Phase } from "../../src/rules/types.js";
 

@@ -1,7 +1,12 @@
+// What each action of the catalogue (lang/actions.ts) does to a part.
+import { ACTION_DECLS, type ActionName } from "../../lang/actions.js";
 import { clear, distill, supersede, truncate } from "./output.js";
 import { collapseCodeBlocks, drop, mask, protect, stripInput } from "./part.js";
-import type { ActionDef } from "./types.js";
+import type { ActionApply, ActionDef } from "./types.js";
 
-export const ACTIONS: ActionDef[] = [protect, supersede, clear, truncate, distill, stripInput, mask, drop, collapseCodeBlocks];
+/** One implementation per action of the catalogue (an action added there without one fails to compile). */
+const APPLY: Record<ActionName, ActionApply> = { protect, supersede, clear, truncate, distill, "strip-input": stripInput, mask, drop, "collapse-code-blocks": collapseCodeBlocks };
+
+export const ACTIONS: ActionDef[] = ACTION_DECLS.map((d) => ({ ...d, apply: APPLY[d.name as ActionName] }));
 export const actionByName = new Map(ACTIONS.map((a) => [a.name, a]));
-export type { ActionDef, Patch, Slot } from "./types.js";
+export type { ActionApply, ActionDef, Patch, Slot } from "./types.js";

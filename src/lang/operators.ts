@@ -91,25 +91,10 @@ export const OPERATORS: OperatorDef[] = [
 export const OPERATOR_NAMES = OPERATORS.map((o) => o.name);
 const byName = new Map(OPERATORS.map((o) => [o.name, o]));
 
-/** The table entry behind a name and how many `not:` decorators wrap it (for the code generator). */
-export function operatorDef(name: string): { def: OperatorDef; negations: number } | undefined {
-  let negations = 0;
-  while (name.startsWith("not:")) {
-    name = name.slice(4);
-    negations++;
-  }
-  const def = byName.get(name);
-  return def && { def, negations };
-}
+/** The table entry behind a plain name (`not:` decorators are parsed with the condition, lang/condition.ts). */
+export const operatorByName = (name: string): OperatorDef | undefined => byName.get(name);
 
-/** Resolves `not:x` (json-rules-engine's decorator) and plain names. */
-export function resolveOperator(name: string): ((fact: unknown, value: unknown) => boolean) | undefined {
-  if (name.startsWith("not:")) {
-    const inner = resolveOperator(name.slice(4));
-    return inner && ((f, v) => !inner(f, v));
-  }
-  const op = byName.get(name);
-  if (!op) return undefined;
-  const valid = op.validFact;
-  return valid ? (f, v) => valid(f) && op.evaluate(f, v) : (f, v) => op.evaluate(f, v);
+/** An operator as json-rules-engine applies it: a fact its validator refuses makes the leaf false. */
+export function applyOperator(def: OperatorDef, fact: unknown, value: unknown): boolean {
+  return def.validFact ? def.validFact(fact) && def.evaluate(fact, value) : def.evaluate(fact, value);
 }

@@ -1,0 +1,56 @@
+// The fact catalogue: everything a rule's `when` may read, by name, with its kind and type. Static
+// facts depend only on the part and are cached by part id; dynamic facts change as the session grows
+// and are re-read each call. Phase facts exist only once an earlier phase has run. How each fact is
+// read from a part is the engine's (engine/facts.ts); this is what rules, lint and the schema see.
+import type { Phase } from "./phases.js";
+
+export type FactKind = "static" | "dynamic" | "phase" | "config";
+
+export interface FactDecl {
+  name: string;
+  kind: FactKind;
+  type: "string" | "number" | "boolean" | "object" | "array";
+  description: string;
+  /** First phase in which the fact has a value (phase facts only). */
+  availableFrom?: Phase;
+  /** Part types on which the fact has a value (undefined elsewhere); absent = every part. */
+  parts?: readonly string[];
+}
+
+const FACT_LIST = [
+  { name: "partType", kind: "static", type: "string", description: "text | reasoning | file | tool | step-start | step-finish | patch | compaction | …" },
+  { name: "role", kind: "static", type: "string", description: "role of the message holding the part: user | assistant" },
+  { name: "tool", kind: "static", type: "string", parts: ["tool"], description: "tool name of a tool part" },
+  { name: "status", kind: "static", type: "string", parts: ["tool"], description: "tool state: pending | running | completed | error" },
+  { name: "input", kind: "static", type: "object", parts: ["tool"], description: "tool input params; use `path: $.filePath`" },
+  { name: "outputChars", kind: "static", type: "number", description: "characters of the tool result as sent" },
+  { name: "outputLines", kind: "static", type: "number", description: "lines of the tool result as sent" },
+  { name: "inputChars", kind: "static", type: "number", description: "characters of the JSON tool input (lazy)" },
+  { name: "textChars", kind: "static", type: "number", description: "characters of a text or reasoning part" },
+  { name: "text", kind: "static", type: "string", parts: ["text", "reasoning"], description: "text of a text or reasoning part" },
+  { name: "synthetic", kind: "static", type: "boolean", description: "text part added by the host, not typed by the user" },
+  { name: "ignored", kind: "static", type: "boolean", description: "text part the host never sends" },
+  { name: "fileMime", kind: "static", type: "string", parts: ["file"], description: "mime type of a file part" },
+  { name: "fileName", kind: "static", type: "string", parts: ["file"], description: "file name of a file part" },
+  { name: "compacted", kind: "static", type: "boolean", description: "the host already cleared this output (state.time.compacted)" },
+  { name: "messageError", kind: "static", type: "boolean", description: "the assistant message carries an error" },
+  { name: "terminal", kind: "static", type: "boolean", description: "tool part finished (completed or error)" },
+  { name: "ageTurns", kind: "dynamic", type: "number", description: "user turns after this part (0 = current turn; user messages one after another are one turn)" },
+  { name: "ageCalls", kind: "dynamic", type: "number", description: "tool calls after this part" },
+  { name: "afterLastUser", kind: "dynamic", type: "boolean", description: "part belongs to the current turn" },
+  { name: "idleTurns", kind: "dynamic", type: "number", description: "user turns since the part was last in use: its own call, a later tool call with an equal value in a field of the same name (same file, command, URL...), later text naming one of its values' file names, or a later assistant message quoting a line of its output" },
+  { name: "idleCalls", kind: "dynamic", type: "number", description: "tool calls since the part was last in use, by the same measure as idleTurns (its own call counts; 0: used by the newest call)" },
+  { name: "promptTokens", kind: "dynamic", type: "number", description: "tokens (chars/4 per block) of the whole prompt as the provider receives it, before pruning; the same for every part of a call" },
+  { name: "toolTokensNewer", kind: "dynamic", type: "number", description: "tokens (chars/4) of completed tool output after this part" },
+  { name: "protectedTools", kind: "config", type: "array", description: "configured protected tool names (use as `value: {fact: protectedTools}`)" },
+  { name: "protectedFiles", kind: "config", type: "array", description: "configured protected file globs" },
+  { name: "params", kind: "config", type: "object", description: "the rule's own params (overridable per preset); use `path: $.turns`" },
+  { name: "protected", kind: "phase", type: "boolean", availableFrom: "supersede", description: "a protect rule protected this part" },
+  { name: "superseded", kind: "phase", type: "boolean", availableFrom: "age", description: "a supersede rule superseded this part" },
+  { name: "pruned", kind: "phase", type: "boolean", availableFrom: "age", description: "an earlier phase already decided an action for this part's output" },
+] as const satisfies readonly FactDecl[];
+
+export type FactName = (typeof FACT_LIST)[number]["name"];
+export const FACT_DECLS: readonly FactDecl[] = FACT_LIST;
+export const FACT_NAMES: string[] = FACT_DECLS.map((f) => f.name);
+export const factDecl: ReadonlyMap<string, FactDecl> = new Map(FACT_DECLS.map((f) => [f.name, f]));
