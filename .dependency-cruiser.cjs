@@ -1,4 +1,4 @@
-// Layer order of src/ (docs/architecture.md): graph → rules → engine → host / cli / sim; imports
+// Layer order of src/ (docs/architecture.md): graph → rules → engine → store → host / cli / sim; imports
 // point down that order only, and there are no cycles. tests/layers.test.ts runs this in npm test;
 // `npx depcruise src` prints the same. Type-only imports count (tsPreCompilationDeps).
 //
@@ -27,27 +27,41 @@ module.exports = {
       comment: "src/graph (messages, parts, the graph, the prompt as sent) imports no other layer.",
       severity: "error",
       from: { path: "^src/graph/" },
-      to: { path: "^src/(rules|engine|sim|host|cli)/" },
+      to: { path: "^src/(rules|engine|store|sim|host|cli)/" },
     },
     {
       name: "rules-below-engine",
       comment: "src/rules loads and validates rule files and config; it may use src/graph only.",
       severity: "error",
       from: { path: "^src/rules/", pathNot: knownFrom },
-      to: { path: "^src/(engine|sim|host|cli)/" },
+      to: { path: "^src/(engine|store|sim|host|cli)/" },
     },
     ...Object.entries(KNOWN_RULES_TO_ENGINE).map(([from, allowed]) => ({
       name: "rules-below-engine-known",
       comment: "Known exception (see the top of this file): only the listed engine modules.",
       severity: "error",
       from: { path: from },
-      to: { path: "^src/(engine|sim|host|cli)/", pathNot: allowed },
+      to: { path: "^src/(engine|store|sim|host|cli)/", pathNot: allowed },
     })),
     {
       name: "engine-below-adapters",
-      comment: "src/engine is used by host, cli and sim, and uses none of them.",
+      comment: "src/engine is used by store, host, cli and sim, and uses none of them (persistence comes in as SessionStore / StatsStore).",
       severity: "error",
       from: { path: "^src/engine/" },
+      to: { path: "^src/(store|sim|host|cli)/" },
+    },
+    {
+      name: "engine-no-file-io",
+      comment: "The engine decides; files are read and written by src/store (state, stats) and src/rules (rule files, config).",
+      severity: "error",
+      from: { path: "^src/engine/" },
+      to: { dependencyTypes: ["core"], path: "^(node:)?fs(/promises)?$" },
+    },
+    {
+      name: "store-below-adapters",
+      comment: "src/store (state and stats on files) is used by host, cli and sim, and uses none of them.",
+      severity: "error",
+      from: { path: "^src/store/" },
       to: { path: "^src/(sim|host|cli)/" },
     },
     {

@@ -22,7 +22,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance, PerformanceObserver } from "node:perf_hooks";
-import { createPruner } from "../src/engine/pruner.js";
+import { createPruner } from "../src/store/pruner.js";
 import { buildGraph } from "../src/graph/graph.js";
 import type { Message } from "../src/graph/types.js";
 import { appendStep, callIndexes, CORPUS_DIR, corpusSession, deepCopy, generateSession } from "../tests/engine/session-gen.js";

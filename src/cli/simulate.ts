@@ -5,7 +5,8 @@ import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
-import { createPruner, type AcpPruner } from "../engine/pruner.js";
+import type { AcpPruner } from "../engine/pruner.js";
+import { createPruner } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import {

@@ -10,13 +10,14 @@ import { evaluateProtection, runPhases, sentChars, type CallResult } from "./pha
 import { applyDrops, renderAt, renderById, renderNode, writeLog, type RenderTarget, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
-import { decisionsOf, loadState, newState, saveState, touch, type SessionState } from "./state.js";
+import { decisionsOf, newState, touch, type SessionState } from "./state.js";
+import type { SessionStore, StatsStore } from "./storage.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
 import { renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
-import { allTimeTotals, readAllTime, recordSession, sessionTotals, type RuleTotals } from "./all-time.js";
+import { sessionTotals, type RuleTotals } from "./totals.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
@@ -42,8 +43,8 @@ export interface PrunerOptions {
   config?: Partial<AcpConfig>;
   /** Extra rule files or folders. */
   rules?: string[];
-  /** Folder for per-session state files; without it state lives in memory only. */
-  stateDir?: string;
+  /** Where session states are kept (src/store: a state folder); without it state lives in memory only. */
+  store?: SessionStore;
   /** Config layers and user rule folders as found by loadConfig (plugin use). */
   layers?: ConfigLayer[];
   ruleDirs?: string[];
@@ -53,10 +54,10 @@ export interface PrunerOptions {
    */
   manualTool?: string;
   /**
-   * The all-time stats file (all-time.ts): each session's totals are recorded there when they
+   * The all-time stats (src/store/all-time.ts): each session's totals are recorded there when they
    * change. Without it there are no all-time stats.
    */
-  statsFile?: string;
+  stats?: StatsStore;
   /** Called with every error the pruner swallowed (it never throws from transform). */
   onError?: (error: unknown, where: string) => void;
 }
@@ -120,10 +121,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   function runtime(sessionID: string): SessionRuntime {
     let rt = sessions.get(sessionID);
     if (!rt) {
-      let fresh = !options.stateDir;
-      const state = options.stateDir
-        ? loadState(options.stateDir, sessionID, (m) => onError(new Error(m), "state"), () => (fresh = true))
-        : newState(sessionID);
+      const { state, fresh } = options.store ? options.store.load(sessionID, (m) => onError(new Error(m), "state")) : { state: newState(sessionID), fresh: true };
       rt = new SessionRuntime(ruleSet, configFacts, state);
       rt.replayManual = fresh && options.manualTool !== undefined;
       sessions.set(sessionID, rt);
@@ -174,7 +172,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
    * whole, under its lock).
    */
   function scheduleTotals(rt: SessionRuntime, changed: boolean): void {
-    if (!options.statsFile) return;
+    if (!options.stats) return;
     const last = recorded.get(rt.state.sessionID);
     if (last && !changed && last.regret === regretCount(rt)) return;
     if (unrecorded.size === 0) setImmediate(recordPending);
@@ -188,15 +186,15 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
 
   /** Records the session's totals in the all-time stats file if they differ from what it recorded last (fail-open: a problem is logged). */
   function recordTotals(rt: SessionRuntime): void {
-    const file = options.statsFile;
-    if (!file) return;
+    const stats = options.stats;
+    if (!stats) return;
     try {
       const id = rt.state.sessionID;
       const last = recorded.get(id);
       const totals = sessionTotals(rt.state);
       const json = JSON.stringify(totals);
       // a session never pruned gets no entry (nor a write)
-      if (last?.json !== json && (last || json !== "{}")) recordSession(file, id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
+      if (last?.json !== json && (last || json !== "{}")) stats.record(id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
       recorded.set(id, { json, regret: regretCount(rt) });
     } catch (e) {
       onError(e, "stats");
@@ -205,7 +203,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
 
   /** Saves the session's state; merged foreign writes invalidate the runtime's caches. */
   function persist(rt: SessionRuntime): boolean {
-    const foreign = options.stateDir !== undefined && saveState(options.stateDir, rt.state);
+    const foreign = options.store !== undefined && options.store.save(rt.state);
     if (foreign) rt.stale = true;
     return foreign;
   }
@@ -394,11 +392,10 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     lastCall: (id) => last.get(id),
     allTime(sessionID) {
-      if (!options.statsFile) return undefined;
+      if (!options.stats) return undefined;
       recordPending();
       recordTotals(runtime(sessionID));
-      const read = readAllTime(options.statsFile);
-      return { ...allTimeTotals(read.data), problem: read.problem };
+      return options.stats.totals();
     },
     state: (id) => runtime(id).state,
     restore,

@@ -5,7 +5,7 @@ import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
 import { partOf } from "../engine/ids.js";
 import { manualBy, type ManualEntry } from "../engine/manual.js";
-import { sessionTotals, type RuleTotals } from "../engine/all-time.js";
+import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
 import { budgetText, type BudgetLimit } from "./budget.js";
 import { fmtK } from "./notify.js";

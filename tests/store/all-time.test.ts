@@ -9,7 +9,8 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
-import { allTimeTotals, MAX_BYTES, MAX_SESSIONS, readAllTime, recordSession, sessionTotals, type RuleTotals } from "../../src/engine/all-time.js";
+import { sessionTotals, type RuleTotals } from "../../src/engine/totals.js";
+import { allTimeTotals, MAX_BYTES, MAX_SESSIONS, readAllTime, recordSession } from "../../src/store/all-time.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, replay, SID, user } from "../helpers/session.js";
 
@@ -72,7 +73,7 @@ describe("all-time stats file", () => {
 
   it("two processes recording different sessions at the same time lose none of them (lock + atomic write)", async () => {
     const file = fileIn();
-    const module = fileURLToPath(new URL("../../src/engine/all-time.ts", import.meta.url));
+    const module = fileURLToPath(new URL("../../src/store/all-time.ts", import.meta.url));
     const script = `import { recordSession } from ${JSON.stringify(module)};
       const [file, who] = process.argv.slice(-2);
       for (let i = 0; i < 40; i++) recordSession(file, "ses_" + who + i, { r: { parts: 1, tokens: 1, agent: 0, user: 0, rerun: 0 } }, Date.now());`;
