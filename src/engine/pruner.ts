@@ -13,7 +13,9 @@ import { SessionRuntime } from "./session.js";
 import { decisionsOf, newState, touch, type SessionState } from "./state.js";
 import type { SessionStore, StatsStore } from "./storage.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
-import { renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
+import { renderIntro, stripIntro, systemPrompt, updateIntroAnchor } from "./intro.js";
+import { idTags } from "./id-tags.js";
+import type { HostProfile } from "../graph/host.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
@@ -37,6 +39,8 @@ function idEligible(rt: SessionRuntime, n: PartNode): boolean {
 }
 
 export interface PrunerOptions {
+  /** The host (src/host/profile.ts has OpenCode's): its placeholders, error names, prune tool and id tags. */
+  host: HostProfile;
   /** compact | balanced | verbose, or a preset file path. Overrides config.preset. */
   preset?: string;
   /** Parsed configuration (acp.jsonc shape); missing keys take defaults. */
@@ -96,7 +100,9 @@ export interface AcpPruner extends Pruner {
   manual(sessionID: string, request: ManualRequest, history: Message[]): { ok: boolean; text: string };
 }
 
-export function createPruner(options: PrunerOptions = {}): AcpPruner {
+export function createPruner(options: PrunerOptions): AcpPruner {
+  const host = options.host;
+  const tags = idTags(host.idTag);
   const config: AcpConfig = { ...defaultConfig(), ...options.config };
   if (options.preset) config.preset = options.preset;
   if (options.rules) config.ruleFiles = [...config.ruleFiles, ...options.rules];
@@ -122,7 +128,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     let rt = sessions.get(sessionID);
     if (!rt) {
       const { state, fresh } = options.store ? options.store.load(sessionID, (m) => onError(new Error(m), "state")) : { state: newState(sessionID), fresh: true };
-      rt = new SessionRuntime(ruleSet, configFacts, state);
+      rt = new SessionRuntime(ruleSet, configFacts, state, host);
       rt.replayManual = fresh && options.manualTool !== undefined;
       sessions.set(sessionID, rt);
     }
@@ -240,7 +246,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
+      applyManual(input, { state: rt.state, host, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
     }
   }
 
@@ -267,7 +273,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     const undo: Undo = [];
     // ids exist for the prune tool: none where the agent has no such tool (a subagent)
     const tool = config.tool && options.tool !== false;
-    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: tool, tags: tool && !options.compaction, fresh: !rendered.has(messages) };
+    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), idTags: tags, ids: tool, tags: tool && !options.compaction, fresh: !rendered.has(messages) };
     try {
       // our note from an earlier pass over this same array
       if (deferIds && !to.fresh) stripIntro(messages, undo);
@@ -278,11 +284,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
-        const copy = buildGraph(messages, undefined, { anchor: rt.state.introAt });
+        const copy = buildGraph(messages, undefined, { host, anchor: rt.state.introAt });
         renderById(copy, rt.state.decisions, to);
         if (tool) renderIdsById(copy, rt.graph, rt.state, to);
         applyDrops(to.drops, undo);
-        if (deferIds && to.tags) renderIntro(messages, rt.state, undo, copy);
+        if (deferIds && to.tags) renderIntro(messages, rt.state, undo, host, copy);
         rendered.add(messages);
         return;
       }
@@ -294,6 +300,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       let stamp = ++rt.stamp;
       const walk = !rt.viewsStale && !rt.stale;
       const graph = buildGraph(messages, rt.graph, {
+        host,
         anchor: rt.state.introAt,
         visit: walk
           ? (node, part, parts, pi) => {
@@ -356,7 +363,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       rt.viewsStale = false;
       rendered.add(messages);
       applyDrops(to.drops, undo);
-      if (deferIds && to.tags) renderIntro(messages, rt.state, undo, graph);
+      if (deferIds && to.tags) renderIntro(messages, rt.state, undo, host, graph);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
       scheduleTotals(rt, result.committed > 0 || foreign);
     } catch (e) {
@@ -377,7 +384,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     problems,
     config,
     transform,
-    systemPrompt: () => (config.enabled && config.tool && !deferIds ? SYSTEM_PROMPT : ""),
+    systemPrompt: () => (config.enabled && config.tool && !deferIds ? systemPrompt(host) : ""),
     explain(sessionID: string): ExplainEntry[] {
       // runtime() loads the state from disk: a new process (/acp stats after a restart) sees it too.
       const rt = runtime(sessionID);
@@ -424,7 +431,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     sweep(sessionID, history, n) {
       const rt = runtime(sessionID);
-      const graph = buildGraph(history);
+      const graph = buildGraph(history, undefined, { host });
       const result = applySweep(rt.state, graph, n, protectionIn(rt, graph));
       rt.dirty = true;
       persist(rt);
@@ -432,10 +439,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);
-      const graph = buildGraph(history);
+      const graph = buildGraph(history, undefined, { host });
       const protectedBy = protectionIn(rt, graph);
       const result = applyManual(request, {
         state: rt.state,
+        host,
         history,
         graph,
         // static and time-dependent protection alike: protect rules hold for manual prunes too

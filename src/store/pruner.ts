@@ -11,7 +11,7 @@ export interface PrunerOptions extends EngineOptions {
   statsFile?: string;
 }
 
-export function createPruner(options: PrunerOptions = {}): AcpPruner {
+export function createPruner(options: PrunerOptions): AcpPruner {
   const { stateDir, statsFile, ...rest } = options;
   return createEnginePruner({
     ...rest,

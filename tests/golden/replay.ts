@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import type { AcpPruner } from "../../src/engine/pruner.js";
-import { createPruner } from "../../src/store/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { SessionState } from "../../src/engine/state.js";
 import { stateFiles, stateJson } from "../../src/store/state-files.js";
 import type { Message } from "../../src/graph/types.js";

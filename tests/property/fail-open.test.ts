@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AcpPruner } from "../../src/engine/pruner.js";
-import { createPruner } from "../../src/store/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
 import { buildSession, flagsFromEnv, garbageArb, scheduleArb, sessionSpecArb } from "./arbitraries.js";
 import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";

@@ -15,6 +15,7 @@ import { buildGraph } from "../../src/graph/graph.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { deepCopy } from "../engine/session-gen.js";
 import { buildCalls, callLabel, callMessages, SKIP, type Call, type ScheduleSpec } from "./arbitraries.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 /**
  * ACP_FUZZ_RUNS: generated sessions over the whole folder (default 150 for npm test; nightly:
@@ -132,7 +133,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
   return (messages) => {
     const out = new Set<Part>();
     if (rules.length === 0) return out;
-    const g = buildGraph(messages);
+    const g = buildGraph(messages, undefined, { host: OPENCODE });
     let size: number | undefined;
     const promptTokens = () => (size ??= promptTokensOf(g));
     for (const n of g.nodes)

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AcpPruner } from "../../src/engine/pruner.js";
-import { createPruner } from "../../src/store/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { buildSession, flagsFromEnv, scheduleArb, sessionSpecArb } from "./arbitraries.js";
 import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";

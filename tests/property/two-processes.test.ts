@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AcpPruner } from "../../src/engine/pruner.js";
-import { createPruner } from "../../src/store/pruner.js";
+import { createPruner } from "../../src/index.js";
 import { STATE_VERSION, type SessionState } from "../../src/engine/state.js";
 import { readState, stateFile } from "../../src/store/state-files.js";
 import type { Message, Part } from "../../src/graph/types.js";
