@@ -52,6 +52,7 @@ function rulesOf(v: unknown): Record<string, RuleTotals> {
 /** The file's content, checked field by field (what does not fit is left out); throws when it is not ours. */
 function parse(text: string): AllTime {
   const v = JSON.parse(text) as unknown;
+  if (isObject(v) && typeof v.version === "number" && v.version > ALL_TIME_VERSION) throw new NewerVersion(v.version);
   if (!isObject(v) || v.version !== ALL_TIME_VERSION || !isObject(v.sessions)) throw new Error(`not an all-time stats file of version ${ALL_TIME_VERSION}`);
   const data = emptyAllTime();
   for (const [id, s] of Object.entries(v.sessions)) if (isObject(s) && id !== "__proto__") data.sessions[id] = { at: count(s.at), rules: rulesOf(s.rules) };
@@ -84,13 +85,21 @@ function readBounded(file: string): string | undefined {
   }
 }
 
-/** The all-time stats; a missing file is empty, a broken one is empty with the problem. */
-export function readAllTime(file: string): { data: AllTime; problem?: string } {
+/** A file written by a newer version of the plugin: never misread, never written over. */
+class NewerVersion extends Error {
+  constructor(readonly version: number) {
+    super(`written by a newer version of opencode-acp (format ${version})`);
+  }
+}
+
+/** The all-time stats; a missing file is empty, a broken one (or a newer version's) is empty with the problem. */
+export function readAllTime(file: string): { data: AllTime; problem?: string; newer?: boolean } {
   try {
     const text = readBounded(file);
     return { data: text === undefined ? emptyAllTime() : parse(text) };
   } catch (e) {
-    return { data: emptyAllTime(), problem: `all-time stats ${file} unreadable (${(e as Error).message})` };
+    const newer = e instanceof NewerVersion;
+    return { data: emptyAllTime(), problem: `all-time stats ${file} ${newer ? (e as Error).message : `unreadable (${(e as Error).message})`}`, ...(newer ? { newer } : {}) };
   }
 }
 
@@ -102,6 +111,10 @@ export function recordSession(file: string, sessionID: string, rules: Record<str
   mkdirSync(dirname(file), { recursive: true });
   withLock(file, () => {
     const read = readAllTime(file);
+    if (read.newer) {
+      onProblem?.(`${read.problem}; left as it is, nothing recorded`);
+      return;
+    }
     if (read.problem) {
       const aside = `${file}.bad-${now}`;
       try {

@@ -50,7 +50,7 @@ describe("all-time stats file", () => {
   });
 
   it("a broken, foreign or huge file is reported and set aside, and a new one begins", () => {
-    for (const bad of ["{not json", JSON.stringify({ version: 99, sessions: {} }), JSON.stringify({ version: 1, sessions: {}, pad: "x".repeat(MAX_BYTES) })]) {
+    for (const bad of ["{not json", JSON.stringify({ version: 0, sessions: {} }), JSON.stringify({ version: 1, sessions: {}, pad: "x".repeat(MAX_BYTES) })]) {
       const file = fileIn();
       recordSession(file, "ses_x", {}, 0); // creates the folder
       writeFileSync(file, bad);
@@ -62,6 +62,19 @@ describe("all-time stats file", () => {
       expect(readdirSync(join(file, "..")).some((f) => f.startsWith("stats.json.bad-"))).toBe(true);
       expect(allTimeTotals(readAllTime(file).data)).toEqual({ sessions: 1, rules: { r: totals(1, 7) } });
     }
+  });
+
+  it("a file of a newer format is left as it is: nothing recorded, the problem reported", () => {
+    const file = fileIn();
+    recordSession(file, "ses_x", {}, 0);
+    const newer = JSON.stringify({ version: 2, sessions: { ses_a: { at: 1, rules: { r: { parts: 1, tokens: 7 } } } }, past: { sessions: 0, rules: {} } });
+    writeFileSync(file, newer);
+    const problems: string[] = [];
+    recordSession(file, "ses_b", { r: totals(1, 3) }, 5, (m) => problems.push(m));
+    expect(problems).toEqual([expect.stringContaining("newer version of opencode-acp (format 2); left as it is")]);
+    expect(readFileSync(file, "utf8")).toBe(newer);
+    expect(readdirSync(join(file, "..")).some((f) => f.includes(".bad-"))).toBe(false);
+    expect(readAllTime(file).problem).toContain("newer version");
   });
 
   it("values that are not counts are left out, never trusted", () => {
