@@ -22,7 +22,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance, PerformanceObserver } from "node:perf_hooks";
-import { createPruner } from "../src/engine/pruner.js";
+import { createPruner, OPENCODE } from "../src/index.js";
 import { buildGraph } from "../src/graph/graph.js";
 import type { Message } from "../src/graph/types.js";
 import { appendStep, callIndexes, CORPUS_DIR, corpusSession, deepCopy, generateSession } from "../tests/engine/session-gen.js";
@@ -211,7 +211,7 @@ async function mainBench() {
   const readPass: Sample[] = [];
   for (let k = 0; k < 10; k++) {
     const copy = copyOf(gen.history);
-    graphOnly.push(measure(() => buildGraph(copy)));
+    graphOnly.push(measure(() => buildGraph(copy, undefined, { host: OPENCODE })));
   }
   let sink = 0;
   for (let k = 0; k < 10; k++) {

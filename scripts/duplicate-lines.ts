@@ -3,14 +3,14 @@
 // Usage: npx tsx scripts/duplicate-lines.ts <folder> <preset|none>
 import { loadSessions } from "../src/sim/load.js";
 import { replaySession } from "../src/sim/replay.js";
-import { createPruner } from "../src/engine/pruner.js";
+import { createPruner, OPENCODE } from "../src/index.js";
 import { indexedLine } from "../src/graph/quote-lines.js";
 const [folder, preset] = process.argv.slice(2);
 let total = 0, dup = 0; const byTool = new Map<string, number>();
 for (const s of loadSessions(folder)) {
   const toolOf = new Map<string, string>();
   for (const m of s.messages) for (const p of m.parts) if (p.type === "tool") toolOf.set(p.id, p.tool);
-  for (const call of replaySession(s, preset === "none" ? {} : { pruner: () => createPruner({ preset } as any) })) {
+  for (const call of replaySession(s, preset === "none" ? { host: OPENCODE } : { host: OPENCODE, pruner: () => createPruner({ preset } as any) })) {
     const seen = new Set<string>();
     for (let i = call.units.length - 1; i >= 0; i--) {
       const u = call.units[i];

@@ -12,7 +12,7 @@
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { createPruner } from "../src/engine/pruner.js";
+import { createPruner } from "../src/index.js";
 import type { Message } from "../src/graph/types.js";
 import { deepCopy, generateSession } from "../tests/engine/session-gen.js";
 

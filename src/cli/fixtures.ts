@@ -13,7 +13,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, Parser, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
 import { createPruner } from "../engine/pruner.js";
-import { toolResultText } from "../graph/graph.js";
+import { partResultText } from "../graph/graph.js";
+import { OPENCODE } from "../host/profile.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
 import { didYouMean } from "../rules/problems.js";
@@ -503,7 +504,7 @@ function pruneConfig(fx: Fixture, settings: Record<string, RuleSetting>): Partia
 
 function replay(fx: Fixture, settings: Record<string, RuleSetting>): Replay {
   const errors: string[] = [];
-  const pruner = createPruner({ config: pruneConfig(fx, settings), rules: fx.ruleFiles, onError: (e) => errors.push((e as Error)?.message ?? String(e)) });
+  const pruner = createPruner({ host: OPENCODE, config: pruneConfig(fx, settings), rules: fx.ruleFiles, onError: (e) => errors.push((e as Error)?.message ?? String(e)) });
   const bad = pruner.problems.find((p) => p.severity === "error");
   if (bad) throw new FixtureError({ file: bad.file, line: bad.line, col: bad.col }, `${bad.message} (${bad.ruleId})`);
   const n = fx.messages.length;
@@ -524,7 +525,7 @@ function replay(fx: Fixture, settings: Record<string, RuleSetting>): Replay {
 }
 
 function ruleCatalogue(fx: Fixture): Map<string, string> {
-  const pruner = createPruner({ config: pruneConfig(fx, {}), rules: fx.ruleFiles });
+  const pruner = createPruner({ host: OPENCODE, config: pruneConfig(fx, {}), rules: fx.ruleFiles });
   const bad = pruner.problems.find((p) => p.severity === "error");
   if (bad) throw new FixtureError({ file: bad.file, line: bad.line, col: bad.col }, `${bad.message} (${bad.ruleId})`);
   return new Map(pruner.resolved.all.map((e) => [e.spec.id, e.spec.phase]));
@@ -640,7 +641,7 @@ function checkExpectation(e: PartExpectation, rendered: Message[], rule: string,
     if (e.dropped !== true) for (const k of ["output", "input", "text", "type"] as const) if (e[k] !== undefined) mismatch(k, e[k], undefined);
     return;
   }
-  if (e.output !== undefined && toolResultText(part) !== e.output) mismatch("output", e.output, part.type === "tool" ? toolResultText(part) : undefined);
+  if (e.output !== undefined && partResultText(part, OPENCODE) !== e.output) mismatch("output", e.output, part.type === "tool" ? partResultText(part, OPENCODE) : undefined);
   if (e.input !== undefined && !isDeepStrictEqual(part.state?.input, e.input)) mismatch("input", e.input, part.state?.input);
   if (e.text !== undefined && part.text !== e.text) mismatch("text", e.text, part.text);
   if (e.type !== undefined && part.type !== e.type) mismatch("type", e.type, part.type);

@@ -1,4 +1,4 @@
-// Lint output: ESLint's stylish format (default) and ESLint's JSON result format.
+// Text output of the CLI: ESLint's stylish and JSON formats for lint, and padded columns for the tables.
 import type { Problem } from "../rules/problems.js";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -49,4 +49,15 @@ export function jsonFormat(problems: Problem[]): string {
     };
   });
   return JSON.stringify(results, null, 2);
+}
+
+/**
+ * A table's lines: each cell padded to its column's width (over every row given), cells joined by
+ * two spaces. The first column is left-aligned, the others as `align` says; the last column is
+ * left as it is when `padLast` is false (a free-text column).
+ */
+export function columns(rows: string[][], align: "left" | "right" = "left", padLast = true): string[] {
+  const n = Math.max(0, ...rows.map((r) => r.length));
+  const w = Array.from({ length: n }, (_, i) => Math.max(0, ...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((c, i) => (i === n - 1 && !padLast ? c : i === 0 || align === "left" ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  "));
 }

@@ -9,6 +9,7 @@ import { FACT_DECLS } from "../lang/facts.js";
 import { OPERATORS } from "../lang/operators.js";
 import { ACTION_DECLS } from "../lang/actions.js";
 import { KEY_FILTERS } from "../lang/key.js";
+import { columns } from "./format.js";
 
 const show = (s: RuleSetting | undefined) => (s === undefined ? "-" : typeof s === "string" ? s : `with ${JSON.stringify(s.with)}`);
 
@@ -25,8 +26,7 @@ export function listRules(projectDir: string, extra: string[] = [], env: NodeJS.
   const presets = PRESET_NAMES.map((n) => [n, loadPreset(n).preset?.rules ?? {}] as const);
   const rows = resolved.all.map(({ spec: r, on }) => [r.id, r.phase, r.then.action, presets.filter(([, m]) => m[r.id] !== undefined && m[r.id] !== "off").map(([n]) => n).join(",") || "-", on ? "on" : "off", r.description]);
   const head = ["rule", "phase", "action", "presets", "on", "description"];
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const lines = [head, ...rows].map((r) => r.map((c, i) => (i < head.length - 1 ? c.padEnd(w[i]) : c)).join("  "));
+  const lines = columns([head, ...rows], "left", false);
   const sources = [...loaded.ruleDirs, ...config.ruleFiles];
   if (sources.length) lines.push("", `user rules from: ${sources.join(", ")}`);
   const problems = [...loaded.problems, ...resolved.problems].filter((p) => p.severity === "error").length;
@@ -39,8 +39,7 @@ export function listPresets(): string {
   const head = ["rule", ...PRESET_NAMES];
   const rows = rules.map((r) => [r.id, ...presets.map(([, p]) => show(p?.rules[r.id]))]);
   rows.push(["(commit minTokens)", ...presets.map(([, p]) => String(p?.commit.minTokens ?? "-"))]);
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const lines = [head, ...rows].map((r) => r.map((c, i) => c.padEnd(w[i])).join("  ").trimEnd());
+  const lines = columns([head, ...rows]).map((l) => l.trimEnd());
   return [...presets.map(([n, p]) => `${n}: ${p?.description ?? "(failed to load)"}`), "", ...lines].join("\n");
 }
 

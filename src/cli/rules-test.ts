@@ -4,6 +4,7 @@
 // fixture could not be read or understood.
 import { isAbsolute, relative } from "node:path";
 import { runFixtures, type Counts, type FixtureError, type Mismatch } from "./fixtures.js";
+import { columns } from "./format.js";
 
 export interface RulesTestOptions {
   json?: boolean;
@@ -25,9 +26,8 @@ function table(counts: [string, Counts][]): string[] {
     return [rule, c.tp, c.fp, c.fn, c.tn, c.todo].map(String);
   });
   rows.push(["total", total.tp, total.fp, total.fn, total.tn, total.todo].map(String));
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  return [line(head), ...rows.slice(0, -1).map(line), "-".repeat(widths.reduce((a, b) => a + b + 2, -2)), line(rows[rows.length - 1])];
+  const lines = columns([head, ...rows], "right");
+  return [...lines.slice(0, -1), "-".repeat(lines[0].length), lines[lines.length - 1]];
 }
 
 const mismatchLine = (m: Mismatch) => `${at(m)}: ${m.kind} ${m.rule}: ${m.message}`;

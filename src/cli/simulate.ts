@@ -1,11 +1,13 @@
 // acp simulate: replay recorded sessions call by call through the same createPruner the plugin
 // uses, and report billed tokens, cache-aware cost (with and without recovery), prefix breaks,
 // quote-loss and speed beside the no-pruning replay (definitions: docs/simulate.md).
+import { OPENCODE } from "../host/profile.js";
 import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
-import { createPruner, type AcpPruner } from "../engine/pruner.js";
+import type { AcpPruner } from "../engine/pruner.js";
+import { createPruner } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import {
@@ -24,6 +26,7 @@ import {
 import { htmlReport } from "./html-report.js";
 import type { Io } from "./io.js";
 import type { StrategyResult } from "./strategy-result.js";
+import { columns } from "./format.js";
 
 export type { StrategyResult } from "./strategy-result.js";
 
@@ -61,13 +64,13 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
         // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
         // The pruner is told the same cache lifetime the cost figures assume.
         const config = BASELINES.includes(strategy) ? { tool: false } : opts.cacheTtl !== undefined ? { commit: { cacheTtlMinutes: opts.cacheTtl } } : undefined;
-        const check = createPruner({ preset, rules: opts.rules, config });
+        const check = createPruner({ host: OPENCODE, preset, rules: opts.rules, config });
         const errors = check.problems.filter((p) => p.severity === "error");
         if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
-        pruner = () => (last = createPruner({ preset, rules: opts.rules, config, stateDir }));
+        pruner = () => (last = createPruner({ host: OPENCODE, preset, rules: opts.rules, config, stateDir }));
         regret ??= { limit: check.resolved.commit.regretLimit ?? 0, rules: {}, backedOff: [] };
       }
-      measured.push(...measureSessions([session], { pruner, restart: opts.restart, cacheTtlMinutes: opts.cacheTtl }).sessions);
+      measured.push(...measureSessions([session], { host: OPENCODE, pruner, restart: opts.restart, cacheTtlMinutes: opts.cacheTtl }).sessions);
       if (last && regret) {
         const state = last.state(sessionIdOf(session));
         for (const [rule, c] of regretByRule(state)) {
@@ -97,10 +100,7 @@ function totalOf(sessions: CorpusFigures["sessions"]): Figures {
 const pct = (x: number) => `${x > 0 ? "+" : ""}${x.toFixed(1)}%`;
 const int = (x: number) => x.toLocaleString("en-US");
 
-function table(rows: string[][]): string {
-  const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  ")).join("\n");
-}
+const table = (rows: string[][]): string => columns(rows, "right").join("\n");
 
 /** `over`: the session's mark, or the TOTAL row's count, of costs more than the limit above `none`. */
 function rowOf(label: string, strategy: string, f: Figures, base: Figures | undefined, over: string): string[] {

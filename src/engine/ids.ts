@@ -8,6 +8,7 @@
 // turn's reasoning must go out byte-identical. Its tag rides on the next part of the same step
 // that carries tags (the step's text or a completed tool output), before that part's own tag.
 import type { Graph, PartNode } from "../graph/graph.js";
+import type { IdTags } from "./id-tags.js";
 import type { Part } from "../graph/types.js";
 import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteId, type DecisionSlots, type SessionState } from "./state.js";
@@ -17,24 +18,21 @@ export { isDropped } from "./render.js";
 /** t: tool output, m: assistant message text, r: reasoning. */
 export type IdKind = "t" | "m" | "r";
 
-export { ID_TAG } from "./render.js";
-export const tagOf = (id: string) => `[acp:${id}]`;
-
 /**
  * The short id a user or the model wrote, however it was quoted: `t1bz`, `[acp:t1bz]`, `acp:t1bz`
  * (surrounding spaces and backticks too). Anything else comes back trimmed.
  */
-export function bareId(raw: string): string {
+export function bareId(raw: string, tags: IdTags): string {
   const s = raw.trim().replace(/^`+|`+$/g, "");
-  return /^\[?acp:([tmr][0-9a-z]+)\]?$/.exec(s)?.[1] ?? s;
+  return tags.quoted.exec(s)?.[1] ?? s;
 }
 
 /**
  * The part an id names: a short id the plugin gave (`t1bz`, quoted or not), or a part id
  * (`prt_…`) that `known` recognises. `shown` is the id as it reads back to the user.
  */
-export function partOf(ids: Record<string, string> | undefined, raw: string, known: (partId: string) => boolean): { shown: string; partId?: string } {
-  const shown = bareId(raw);
+export function partOf(ids: Record<string, string> | undefined, raw: string, known: (partId: string) => boolean, tags: IdTags): { shown: string; partId?: string } {
+  const shown = bareId(raw, tags);
   const byShort = Object.prototype.hasOwnProperty.call(ids ?? {}, shown) ? ids![shown] : undefined;
   if (byShort !== undefined) return { shown, partId: byShort };
   return known(shown) ? { shown, partId: shown } : { shown };
@@ -104,7 +102,7 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
     rt.state.ids = ids;
     noteId(rt.state, id);
     rt.idByPart.set(n.part.id, id);
-    n.tag = tagOf(id);
+    n.tag = rt.idTags.make(id);
     n.visit = true;
     rt.tagged.push(i);
   }
@@ -171,6 +169,6 @@ export function renderIdsById(graph: Graph, runtime: Graph, state: SessionState,
     const first = graph.byId.get(n.part.id) === n;
     const suffix = to.tags && first && own !== undefined && own.part.type === n.part.type ? own.suffix : undefined;
     if (suffix !== undefined) tagOutput(part, suffix, to.log);
-    if (n.message.info?.role === "assistant") renderText(part, suffix, to.log);
+    if (n.message.info?.role === "assistant") renderText(part, suffix, to);
   }
 }

@@ -7,19 +7,27 @@
 // message as its own words. With `idsFromTokens: 0` they go into the system prompt from the first
 // call instead.
 import type { Graph } from "../graph/graph.js";
+import type { HostProfile } from "../graph/host.js";
 import type { Message } from "../graph/types.js";
 import { setUndoable, type Undo } from "./render.js";
 import type { SessionState } from "./state.js";
 
-const LINES = [
-  "Context pruning (opencode-acp): larger tool outputs (and your longer messages and reasoning) end with an id like [acp:t1a]. Call context_prune to discard what you no longer need, distill it to a summary, cut a span between two literal markers, or restore it.",
-  "Older outputs may be replaced by a note naming the call (a newer call made them redundant, or they are from an earlier user turn); re-run the call if you need it again. Never write [acp:…] ids yourself.",
-];
+/** The instructions, naming the host's prune tool and id tags. */
+function instructions(host: HostProfile): string {
+  const tag = (id: string) => `${host.idTag.open}${id}${host.idTag.close}`;
+  return [
+    `Context pruning (opencode-acp): larger tool outputs (and your longer messages and reasoning) end with an id like ${tag("t1a")}. Call ${host.pruneTool} to discard what you no longer need, distill it to a summary, cut a span between two literal markers, or restore it.`,
+    `Older outputs may be replaced by a note naming the call (a newer call made them redundant, or they are from an earlier user turn); re-run the call if you need it again. Never write ${tag("…")} ids yourself.`,
+  ].join("\n");
+}
+
+/** Starts the note in the conversation: what tells our message from the host's. */
+const INTRO_HEAD = "[Note from the opencode-acp plugin, not from the user] From here on: ";
 
 /** The instructions as a system prompt addition (`idsFromTokens: 0`). */
-export const SYSTEM_PROMPT = LINES.join("\n");
+export const systemPrompt = (host: HostProfile): string => instructions(host);
 /** The same, as a note in the conversation from the point ids start. */
-export const INTRO_TEXT = `[Note from the opencode-acp plugin, not from the user] From here on: ${LINES.join("\n")}`;
+export const introText = (host: HostProfile): string => `${INTRO_HEAD}${instructions(host)}`;
 
 /**
  * Marks our message and its part (their ids end so) so a repeated hook pass over our own output
@@ -72,7 +80,7 @@ export function introIndex(graph: Graph, state: SessionState): number {
  * (undoable). Agent and model are those of the last real user message before it, as the host's
  * own messages carry them.
  */
-export function renderIntro(messages: Message[], state: SessionState, undo: Undo, graph?: Graph): void {
+export function renderIntro(messages: Message[], state: SessionState, undo: Undo, host: HostProfile, graph?: Graph): void {
   if (state.introAt === undefined) return;
   // the graph's walk found the anchor's first place when it looked for this id (no second pass over the messages)
   const known = graph?.messages === messages && graph.anchorIndex !== undefined && graph.anchorIndex >= 0 && messages[graph.anchorIndex]?.info?.id === state.introAt;
@@ -86,7 +94,7 @@ export function renderIntro(messages: Message[], state: SessionState, undo: Undo
   const user = lastRealUser(messages, at);
   if (user?.info.agent !== undefined) info.agent = user.info.agent;
   if (user?.info.model !== undefined) info.model = user.info.model;
-  const part = { id, sessionID, messageID: id, type: "text", text: INTRO_TEXT, synthetic: true };
+  const part = { id, sessionID, messageID: id, type: "text", text: introText(host), synthetic: true };
   const message: Message = { info, parts: [part as Message["parts"][number]] };
   messages.splice(at + 1, 0, message);
   undo.push(() => {
@@ -123,5 +131,5 @@ export function stripIntro(messages: Message[], undo: Undo): void {
 /** The instructions part this plugin added (tests and reports tell it from the host's parts). */
 export function isIntroPart(part: unknown): boolean {
   const p = part as { id?: unknown; type?: unknown; text?: unknown } | undefined;
-  return p?.type === "text" && typeof p.id === "string" && p.id.endsWith(INTRO_SUFFIX) && p.text === INTRO_TEXT;
+  return p?.type === "text" && typeof p.id === "string" && p.id.endsWith(INTRO_SUFFIX) && typeof p.text === "string" && p.text.startsWith(INTRO_HEAD);
 }

@@ -3,10 +3,12 @@
 // /acp sweep. Requests are validated against the original history and stored in state; the
 // patches are computed in the "manual" phase from the fresh copy the host hands over, so they go
 // through the same commit and render path as rule decisions.
-import { buildGraph, tokensOf, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
+import { buildGraph, hostOf, resultText, tokensOf, type Graph, type PartNode } from "../graph/graph.js";
+import type { HostProfile } from "../graph/host.js";
 import type { Message, Part } from "../graph/types.js";
 import { describeCall } from "./actions/describe.js";
 import type { Patch } from "./actions/index.js";
+import { idTags, type IdTags } from "./id-tags.js";
 import { partOf } from "./ids.js";
 import { patchChars, slotChars } from "./render.js";
 import { touch, type SessionState } from "./state.js";
@@ -50,8 +52,9 @@ export function replaceBetween(text: string, r: { start: string; end: string; re
 }
 
 /** What the provider receives as a part's content: a tool result, or a text or reasoning part's text. */
-export function contentOf(part: Part): string {
-  return part.type === "tool" ? toolResultText(part) : typeof part.text === "string" ? part.text : "";
+export function contentOf(node: PartNode): string {
+  const part = node.part;
+  return part.type === "tool" ? resultText(node) : typeof part.text === "string" ? part.text : "";
 }
 
 /**
@@ -59,15 +62,16 @@ export function contentOf(part: Part): string {
  * (Anthropic and Bedrock `signature` / `redactedData`, Google `thoughtSignature`, OpenAI
  * `reasoningEncryptedContent`). Its text must go out unchanged or not at all.
  */
-export function signedReasoning(part: Part): boolean {
-  return part.type === "reasoning" && hasSignature(part.metadata, 0);
+export function signedReasoning(node: PartNode): boolean {
+  const key = hostOf(node)?.signatureKey;
+  return node.part.type === "reasoning" && key !== undefined && hasSignature(node.part.metadata, 0, key);
 }
 
-function hasSignature(v: unknown, depth: number): boolean {
+function hasSignature(v: unknown, depth: number, key: RegExp): boolean {
   if (!v || typeof v !== "object" || depth > 3) return false;
   for (const [k, x] of Object.entries(v)) {
-    if (/signature|encrypted|redacted/i.test(k) && x !== undefined && x !== null && x !== "") return true;
-    if (hasSignature(x, depth + 1)) return true;
+    if (key.test(k) && x !== undefined && x !== null && x !== "") return true;
+    if (hasSignature(x, depth + 1, key)) return true;
   }
   return false;
 }
@@ -85,7 +89,7 @@ function gist(text: string): string {
 export function manualPatch(node: PartNode, entry: ManualEntry): Patch | undefined {
   const p = node.part;
   if (p.type !== "tool" && p.type !== "text" && p.type !== "reasoning") return undefined;
-  if (p.type === "reasoning" && signedReasoning(p)) return entry.action === "discard" ? { drop: true } : undefined;
+  if (p.type === "reasoning" && signedReasoning(node)) return entry.action === "discard" ? { drop: true } : undefined;
   const patch = (content: string): Patch => (p.type === "tool" ? { output: content } : { text: content });
   if (entry.action === "discard") {
     if (p.type === "tool") return patch(`${describeCall(p)} → discarded by the ${manualBy(entry)}`);
@@ -95,7 +99,7 @@ export function manualPatch(node: PartNode, entry: ManualEntry): Patch | undefin
     if (p.type === "tool") return patch(`${describeCall(p)} → distilled by the agent: ${entry.summary ?? ""}`);
     return patch(`[${p.type === "reasoning" ? "reasoning" : "message"} distilled by the agent] ${entry.summary ?? ""}`);
   }
-  let text = contentOf(p);
+  let text = contentOf(node);
   for (const r of entry.replaces ?? []) {
     const out = replaceBetween(text, r);
     if (out.text === undefined) return undefined;
@@ -106,6 +110,8 @@ export function manualPatch(node: PartNode, entry: ManualEntry): Patch | undefin
 
 export interface ManualContext {
   state: SessionState;
+  /** The host (its id tags, part ids, placeholders). */
+  host: HostProfile;
   /** Original (unpruned) history, to validate targets. */
   history: Message[];
   /** Its graph, when the caller has built it already. */
@@ -123,27 +129,30 @@ function refusal(node: PartNode, action: ManualAction, graph: Graph): string | u
   if (p.type !== "reasoning") return undefined;
   if (node.msgIndex > graph.lastUserMsgIndex)
     return "reasoning of the current turn cannot be pruned: the provider checks it until the turn ends. It can be pruned after the user's next message";
-  if (action !== "discard" && action !== "restore" && signedReasoning(p)) return "this reasoning is signed by the provider, so it can be discarded but not distilled or cut";
+  if (action !== "discard" && action !== "restore" && signedReasoning(node)) return "this reasoning is signed by the provider, so it can be discarded but not distilled or cut";
   return undefined;
 }
 
 const ACTIONS: readonly ManualAction[] = ["discard", "distill", "replace", "restore"];
 /** An id the model meant (one it mistyped or that is gone), not a replace marker. */
-const LOOKS_LIKE_ID = /^(\[?acp:)?[tmr][0-9a-z]{3,9}\]?$|^prt_\w+$/;
+function looksLikeId(s: string, tags: IdTags, host: HostProfile): boolean {
+  const short = tags.quoted.exec(s)?.[1];
+  return (short !== undefined && /^[tmr][0-9a-z]{3,9}$/.test(short)) || (s.startsWith(host.partIdPrefix) && /^\w+$/.test(s.slice(host.partIdPrefix.length)) && s.length > host.partIdPrefix.length);
+}
 
 /**
  * One target as the model wrote it, made an object: an id, an object with an id, or a tuple
  * (`[id]`, `[id, summary]` for distill, `[id, start, end, replacement?]` or the specification's
  * `[start, end, replacement?]` for replace, whose part is the one the markers find).
  */
-function targetOf(t: unknown, action: ManualAction, isId: (s: string) => boolean, findSpan: (start: string, end: string) => string | { error: string }): ManualTarget | { error: string } {
+function targetOf(t: unknown, action: ManualAction, isId: (s: string) => boolean, looksLike: (s: string) => boolean, findSpan: (start: string, end: string) => string | { error: string }): ManualTarget | { error: string } {
   if (typeof t === "string") return { id: t };
   if (Array.isArray(t)) {
     const [a, b, c, d] = t.map((x) => (typeof x === "string" ? x : x === undefined || x === null ? undefined : String(x)));
     if (a === undefined || a.trim() === "") return { error: `${JSON.stringify(t)}: the first element must be an id` };
     if (action === "distill") return { id: a, summary: b };
     if (action !== "replace") return { id: a };
-    if (isId(a) || LOOKS_LIKE_ID.test(a.trim()) || b === undefined) return { id: a, start: b, end: c, replacement: d };
+    if (isId(a) || looksLike(a.trim()) || b === undefined) return { id: a, start: b, end: c, replacement: d };
     const id = findSpan(a, b);
     return typeof id === "string" ? { id, start: a, end: b, replacement: c } : id;
   }
@@ -154,19 +163,20 @@ function targetOf(t: unknown, action: ManualAction, isId: (s: string) => boolean
 /** Applies a request to state; returns the text the model gets back. */
 export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boolean; text: string } {
   const { state } = ctx;
-  const graph = ctx.graph ?? buildGraph(ctx.history);
+  const graph = ctx.graph ?? buildGraph(ctx.history, undefined, { host: ctx.host });
   // unknown-id lines list the ids still available once the whole request is applied
   const lines: (string | (() => string))[] = [];
   let ok = true;
   if (!ACTIONS.includes(req.action)) return { ok: false, text: `unknown action "${req.action}" (discard | distill | replace | restore)` };
   const raw: unknown[] = Array.isArray(req.targets) ? req.targets : req.targets === undefined || req.targets === null ? [] : [req.targets];
   if (raw.length === 0) return { ok: true, text: "nothing to do: no targets given" };
-  const resolve = (s: string) => partOf(state.ids, s, (partId) => graph.byId.has(partId));
+  const tags = idTags(ctx.host.idTag);
+  const resolve = (s: string) => partOf(state.ids, s, (partId) => graph.byId.has(partId), tags);
   const isId = (s: string) => resolve(s).partId !== undefined;
   const findSpan = (start: string, end: string) => spanOwner(state, graph, start, end);
   const seen = new Set<string>();
   for (const item of raw) {
-    const t = targetOf(item, req.action, isId, findSpan);
+    const t = targetOf(item, req.action, isId, (s) => looksLikeId(s, tags, ctx.host), findSpan);
     if ("error" in t) {
       ok = false;
       lines.push(t.error);
@@ -218,7 +228,7 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
       }
       const prev = manual[partId]?.action === "replace" ? manual[partId].replaces ?? [] : [];
       const entry: ManualEntry = { action: "replace", replaces: [...prev, { start: t.start, end: t.end, replacement: t.replacement }] };
-      let text = contentOf(node.part);
+      let text = contentOf(node);
       let err: string | undefined;
       for (const r of entry.replaces!) {
         const out = replaceBetween(text, r);
@@ -246,7 +256,7 @@ function spanOwner(state: SessionState, graph: Graph, start: string, end: string
   const owners: string[] = [];
   for (const [id, partId] of Object.entries(state.ids ?? {})) {
     const n = graph.byId.get(partId);
-    if (n && replaceBetween(contentOf(n.part), { start, end }).text !== undefined) owners.push(id);
+    if (n && replaceBetween(contentOf(n), { start, end }).text !== undefined) owners.push(id);
   }
   if (owners.length === 1) return owners[0];
   const span = `${JSON.stringify(start)} … ${JSON.stringify(end)}`;
@@ -259,11 +269,11 @@ function availableIds(state: SessionState, graph: Graph, protection: (partId: st
   const out: string[] = [];
   const candidates = Object.entries(state.ids ?? {})
     .filter(([, partId]) => graph.byId.has(partId) && !state.decisions[partId]?.output && !state.manual?.[partId])
-    .map(([id, partId]) => [id, partId, contentOf(graph.byId.get(partId)!.part).length] as const)
+    .map(([id, partId]) => [id, partId, contentOf(graph.byId.get(partId)!).length] as const)
     .sort((a, b) => b[2] - a[2]);
   for (const [id, partId, chars] of candidates) {
     if (out.length === 20) break;
-    if (!protection(partId)) out.push(`${id} (${Math.ceil(chars / 4)} tokens)`);
+    if (!protection(partId)) out.push(`${id} (${tokensOf(chars)} tokens)`);
   }
   return out;
 }

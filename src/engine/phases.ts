@@ -2,7 +2,7 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { TERMINAL, textOf, tokensOf, toolResultText, type PartNode } from "../graph/graph.js";
+import { resultText, TERMINAL, textOf, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { inputCharsOf, patchChars, slotChars } from "./render.js";
@@ -90,7 +90,7 @@ function shrinks(n: PartNode, patch: Patch, before: number): boolean {
   if (after + MIN_SAVING > before) return false;
   if (before - after > 256) return true; // clearly smaller; skip the byte count on large outputs
   const bytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
-  const original = patch.input !== undefined ? JSON.stringify(n.part.state?.input ?? {}) : patch.text !== undefined ? (n.part.text ?? "") : toolResultText(n.part);
+  const original = patch.input !== undefined ? JSON.stringify(n.part.state?.input ?? {}) : patch.text !== undefined ? (n.part.text ?? "") : resultText(n);
   const replaced = patch.input !== undefined ? JSON.stringify(patch.input) : (patch.output ?? patch.text ?? patch.asText ?? "");
   return bytes(replaced) + MIN_SAVING <= bytes(original);
 }
@@ -343,7 +343,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       if (n.msgIndex > sentIdx || n.turn !== sentTurn) break;
       if (n.part.type !== "reasoning" || !n.part.text) continue;
       const info = msgs[n.msgIndex]?.info;
-      if (info?.role === "assistant" && (!info.error || (info.error as { name?: string }).name === "MessageAbortedError")) return n.index;
+      if (info?.role === "assistant" && (!info.error || (info.error as { name?: string }).name === rt.host.abortedError)) return n.index;
     }
     return Infinity;
   }

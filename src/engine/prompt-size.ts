@@ -6,8 +6,9 @@ import { lastUserIndex, partTokens } from "../graph/prompt.js";
 
 export function promptTokensOf(graph: Graph): number {
   // Node parts are the parts as the host stored them (the engine renders into the copy, not into them).
-  const last = lastUserIndex(graph.messages);
+  const host = graph.clock!.host;
+  const last = lastUserIndex(graph.messages, host);
   let tokens = 0;
-  for (const n of graph.nodes) tokens += partTokens(n.part, n.message, n.msgIndex > last);
+  for (const n of graph.nodes) tokens += partTokens(n.part, n.message, n.msgIndex > last, host);
   return tokens;
 }

@@ -11,13 +11,17 @@ import { evaluateProtection, runPhases, sentChars, type CallResult } from "./pha
 import { applyDrops, renderAt, renderById, renderNode, writeLog, type RenderTarget, type Undo } from "./render.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
-import { decisionsOf, loadState, newState, saveState, touch, type SessionState } from "./state.js";
+import { decisionsOf, newState, touch, type SessionState } from "./state.js";
+import type { SessionStore, StatsStore } from "./storage.js";
 import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
-import { renderIntro, stripIntro, SYSTEM_PROMPT, updateIntroAnchor } from "./intro.js";
+import { renderIntro, stripIntro, systemPrompt, updateIntroAnchor } from "./intro.js";
+import { idTags } from "./id-tags.js";
+import type { HostProfile } from "../graph/host.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
-import { allTimeTotals, readAllTime, recordSession, sessionTotals, type RuleTotals } from "./all-time.js";
+import { sessionTotals, type RuleTotals } from "./totals.js";
+import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
 
 
@@ -36,14 +40,16 @@ function idEligible(rt: SessionRuntime, n: PartNode): boolean {
 }
 
 export interface PrunerOptions {
+  /** The host (src/host/profile.ts has OpenCode's): its placeholders, error names, prune tool and id tags. */
+  host: HostProfile;
   /** compact | balanced | verbose, or a preset file path. Overrides config.preset. */
   preset?: string;
   /** Parsed configuration (acp.jsonc shape); missing keys take defaults. */
   config?: Partial<AcpConfig>;
   /** Extra rule files or folders. */
   rules?: string[];
-  /** Folder for per-session state files; without it state lives in memory only. */
-  stateDir?: string;
+  /** Where session states are kept (src/store: a state folder); without it state lives in memory only. */
+  store?: SessionStore;
   /** Config layers and user rule folders as found by loadConfig (plugin use). */
   layers?: ConfigLayer[];
   ruleDirs?: string[];
@@ -53,10 +59,10 @@ export interface PrunerOptions {
    */
   manualTool?: string;
   /**
-   * The all-time stats file (all-time.ts): each session's totals are recorded there when they
+   * The all-time stats (src/store/all-time.ts): each session's totals are recorded there when they
    * change. Without it there are no all-time stats.
    */
-  statsFile?: string;
+  stats?: StatsStore;
   /** Called with every error the pruner swallowed (it never throws from transform). */
   onError?: (error: unknown, where: string) => void;
 }
@@ -95,7 +101,9 @@ export interface AcpPruner extends Pruner {
   manual(sessionID: string, request: ManualRequest, history: Message[]): { ok: boolean; text: string };
 }
 
-export function createPruner(options: PrunerOptions = {}): AcpPruner {
+export function createPruner(options: PrunerOptions): AcpPruner {
+  const host = options.host;
+  const tags = idTags(host.idTag);
   const config: AcpConfig = { ...defaultConfig(), ...options.config };
   if (options.preset) config.preset = options.preset;
   // unless the configuration says, the preset decides whether the model is offered context_prune
@@ -122,11 +130,8 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
   function runtime(sessionID: string): SessionRuntime {
     let rt = sessions.get(sessionID);
     if (!rt) {
-      let fresh = !options.stateDir;
-      const state = options.stateDir
-        ? loadState(options.stateDir, sessionID, (m) => onError(new Error(m), "state"), () => (fresh = true))
-        : newState(sessionID);
-      rt = new SessionRuntime(ruleSet, configFacts, state);
+      const { state, fresh } = options.store ? options.store.load(sessionID, (m) => onError(new Error(m), "state")) : { state: newState(sessionID), fresh: true };
+      rt = new SessionRuntime(ruleSet, configFacts, state, host);
       rt.replayManual = fresh && options.manualTool !== undefined;
       sessions.set(sessionID, rt);
     }
@@ -176,7 +181,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
    * whole, under its lock).
    */
   function scheduleTotals(rt: SessionRuntime, changed: boolean): void {
-    if (!options.statsFile) return;
+    if (!options.stats) return;
     const last = recorded.get(rt.state.sessionID);
     if (last && !changed && last.regret === regretCount(rt)) return;
     if (unrecorded.size === 0) setImmediate(recordPending);
@@ -190,15 +195,15 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
 
   /** Records the session's totals in the all-time stats file if they differ from what it recorded last (fail-open: a problem is logged). */
   function recordTotals(rt: SessionRuntime): void {
-    const file = options.statsFile;
-    if (!file) return;
+    const stats = options.stats;
+    if (!stats) return;
     try {
       const id = rt.state.sessionID;
       const last = recorded.get(id);
       const totals = sessionTotals(rt.state);
       const json = JSON.stringify(totals);
       // a session never pruned gets no entry (nor a write)
-      if (last?.json !== json && (last || json !== "{}")) recordSession(file, id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
+      if (last?.json !== json && (last || json !== "{}")) stats.record(id, totals, Date.now(), (m) => onError(new Error(m), "stats"));
       recorded.set(id, { json, regret: regretCount(rt) });
     } catch (e) {
       onError(e, "stats");
@@ -207,7 +212,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
 
   /** Saves the session's state; merged foreign writes invalidate the runtime's caches. */
   function persist(rt: SessionRuntime): boolean {
-    const foreign = options.stateDir !== undefined && saveState(options.stateDir, rt.state);
+    const foreign = options.store !== undefined && options.store.save(rt.state);
     if (foreign) rt.stale = true;
     return foreign;
   }
@@ -244,7 +249,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
+      applyManual(input, { state: rt.state, host, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
     }
   }
 
@@ -271,7 +276,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     const undo: Undo = [];
     // ids exist for the prune tool: none where the agent has no such tool (a subagent)
     const tool = config.tool && options.tool !== false;
-    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: tool, tags: tool && !options.compaction, fresh: !rendered.has(messages) };
+    const to: RenderTarget = { log: writeLog(undo), drops: new Map(), idTags: tags, ids: tool, tags: tool && !options.compaction, fresh: !rendered.has(messages) };
     try {
       // our note from an earlier pass over this same array
       if (deferIds && !to.fresh) stripIntro(messages, undo);
@@ -282,11 +287,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       if (!rt.dirty && rt.lastCall && rt.lastCall.count === messages.length && rt.lastCall.lastId === lastId && rt.state.sentUpTo === lastId) {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
-        const copy = buildGraph(messages, undefined, { anchor: rt.state.introAt });
+        const copy = buildGraph(messages, undefined, { host, anchor: rt.state.introAt });
         renderById(copy, rt.state.decisions, to);
         if (tool) renderIdsById(copy, rt.graph, rt.state, to);
         applyDrops(to.drops, undo);
-        if (deferIds && to.tags) renderIntro(messages, rt.state, undo, copy);
+        if (deferIds && to.tags) renderIntro(messages, rt.state, undo, host, copy);
         rendered.add(messages);
         return;
       }
@@ -298,6 +303,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       let stamp = ++rt.stamp;
       const walk = !rt.viewsStale && !rt.stale;
       const graph = buildGraph(messages, rt.graph, {
+        host,
         anchor: rt.state.introAt,
         visit: walk
           ? (node, part, parts, pi) => {
@@ -360,7 +366,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
       rt.viewsStale = false;
       rendered.add(messages);
       applyDrops(to.drops, undo);
-      if (deferIds && to.tags) renderIntro(messages, rt.state, undo, graph);
+      if (deferIds && to.tags) renderIntro(messages, rt.state, undo, host, graph);
       last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
       scheduleTotals(rt, result.committed > 0 || foreign);
     } catch (e) {
@@ -381,7 +387,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     problems,
     config,
     transform,
-    systemPrompt: () => (config.enabled && config.tool && !deferIds ? SYSTEM_PROMPT : ""),
+    systemPrompt: () => (config.enabled && config.tool && !deferIds ? systemPrompt(host) : ""),
     explain(sessionID: string): ExplainEntry[] {
       // runtime() loads the state from disk: a new process (/acp stats after a restart) sees it too.
       const rt = runtime(sessionID);
@@ -396,11 +402,10 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     lastCall: (id) => last.get(id),
     allTime(sessionID) {
-      if (!options.statsFile) return undefined;
+      if (!options.stats) return undefined;
       recordPending();
       recordTotals(runtime(sessionID));
-      const read = readAllTime(options.statsFile);
-      return { ...allTimeTotals(read.data), problem: read.problem };
+      return options.stats.totals();
     },
     state: (id) => runtime(id).state,
     restore,
@@ -428,7 +433,7 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     sweep(sessionID, history, n) {
       const rt = runtime(sessionID);
-      const graph = buildGraph(history);
+      const graph = buildGraph(history, undefined, { host });
       const result = applySweep(rt.state, graph, n, protectionIn(rt, graph));
       rt.dirty = true;
       persist(rt);
@@ -436,10 +441,11 @@ export function createPruner(options: PrunerOptions = {}): AcpPruner {
     },
     manual(sessionID, request, history) {
       const rt = runtime(sessionID);
-      const graph = buildGraph(history);
+      const graph = buildGraph(history, undefined, { host });
       const protectedBy = protectionIn(rt, graph);
       const result = applyManual(request, {
         state: rt.state,
+        host,
         history,
         graph,
         // static and time-dependent protection alike: protect rules hold for manual prunes too

@@ -1,5 +1,6 @@
 // Applying committed decisions to the request copy. Only this file mutates host messages.
-import { textOf, toolResultText, type Graph, type PartNode } from "../graph/graph.js";
+import { resultText, textOf, type Graph, type PartNode } from "../graph/graph.js";
+import type { IdTags } from "./id-tags.js";
 import type { Message, Part } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
 import { decisionsOf, type DecisionSlots } from "./state.js";
@@ -75,10 +76,10 @@ export function inputCharsOf(node: PartNode): number {
 export function slotChars(node: PartNode, patch: Patch): number {
   const p = node.part;
   if (patch.input !== undefined) return inputCharsOf(node);
-  if (patch.output !== undefined) return toolResultText(p).length;
+  if (patch.output !== undefined) return resultText(node).length;
   if (patch.text !== undefined) return (p.text ?? "").length;
   if (patch.asText !== undefined) return textOf(p.url).length;
-  if (patch.drop) return p.type === "tool" ? toolResultText(p).length + (p.state?.input === undefined ? 0 : inputCharsOf(node)) : textOf(p.text).length;
+  if (patch.drop) return p.type === "tool" ? resultText(node).length + (p.state?.input === undefined ? 0 : inputCharsOf(node)) : textOf(p.text).length;
   return 0;
 }
 
@@ -306,6 +307,8 @@ export interface RenderTarget {
   drops: Drops;
   /** Ids are on (config `tool`): echoed ids are stripped from assistant text. */
   ids: boolean;
+  /** The host's id tags. */
+  idTags: IdTags;
   /** Id tags are shown (ids on, and not the copy the compaction agent summarises). */
   tags: boolean;
   /**
@@ -322,21 +325,20 @@ export function tagOutput(part: Part, suffix: string, log: WriteLog, fresh = fal
   if (part.type === "tool" && st?.status === "completed" && typeof st.output === "string" && (fresh || !st.output.endsWith(suffix))) setOutput(st, `${st.output}\n${suffix}`, log);
 }
 
-export const ID_TAG = /\[acp:[tmr][0-9a-z]+\]/g;
-
 /**
  * Assistant text: tags the model echoed are stripped, then the part's own suffix (if any) is
  * appended. Our own output coming back (a repeated transform) keeps its suffix as it is.
  */
-export function renderText(part: Part, suffix: string | undefined, log: WriteLog, quotes?: boolean): void {
+export function renderText(part: Part, suffix: string | undefined, to: Pick<RenderTarget, "log" | "idTags">, quotes?: boolean): void {
   if (part.type !== "text" || typeof part.text !== "string") return;
-  // quotes: whether the text holds "[acp:", when the caller knows it (a fresh copy of a text seen before)
-  const has = quotes ?? part.text.includes("[acp:");
+  const { log, idTags } = to;
+  // quotes: whether the text holds a tag's start, when the caller knows it (a fresh copy of a text seen before)
+  const has = quotes ?? part.text.includes(idTags.marker);
   if (suffix === undefined && !has) return;
   const own = suffix === undefined ? "" : `\n${suffix}`;
   let base = own && quotes === undefined && part.text.endsWith(own) ? part.text.slice(0, -own.length) : part.text;
-  if (has && base.includes("[acp:")) {
-    const stripped = base.replace(ID_TAG, "").replace(/[ \t]+\n/g, "\n");
+  if (has && base.includes(idTags.marker)) {
+    const stripped = base.replace(idTags.all, "").replace(/[ \t]+\n/g, "\n");
     if (stripped.trim().length > 0) base = stripped; // never an empty text part
   }
   if (base + own !== part.text) {
@@ -399,7 +401,7 @@ function renderSlow(node: PartNode, part: Part, parts: Part[], pi: number, to: R
   if ((suffix !== undefined || node.echo === true || slots !== undefined) && part.type === "text" && node.assistantText === true) {
     // a fresh copy of the text the node was built from: whether it quotes ids is known (attach)
     const known = to.fresh === true && slots === undefined && part.text?.length === node.textLen;
-    renderText(part, suffix, log, known ? node.echo === true : undefined);
+    renderText(part, suffix, to, known ? node.echo === true : undefined);
   }
 }
 

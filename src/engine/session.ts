@@ -2,6 +2,8 @@
 // candidates are built once per part and extended as the history grows; when the prefix
 // changes (compaction, revert, edited history) everything is rebuilt from scratch.
 import { type Graph, type PartNode } from "../graph/graph.js";
+import type { HostProfile } from "../graph/host.js";
+import { idTags, type IdTags } from "./id-tags.js";
 import type { FactContext } from "./facts.js";
 import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
@@ -83,6 +85,8 @@ export class SessionRuntime {
   readonly marks = new Map<string, SupersedeMark>();
   /** Per rule index: rule-specific fact contexts (params differ per rule). */
   readonly ctxs: FactContext[];
+  /** The host's id tags (HostProfile.idTag). */
+  readonly idTags: IdTags;
   graph!: Graph;
   /** Shape of the last transformed history, to recognise a repeat of the same call. */
   lastCall?: { count: number; lastId?: string };
@@ -113,7 +117,9 @@ export class SessionRuntime {
     readonly rules: CompiledRuleSet,
     config: ConfigFacts,
     readonly state: SessionState,
+    readonly host: HostProfile,
   ) {
+    this.idTags = idTags(host.idTag);
     const slots = new Map<string, number>();
     this.keySlot = rules.rules.map((r) => {
       if (!r.key || /\{\s*params\b/.test(r.key.template)) return -1;
@@ -201,10 +207,10 @@ export class SessionRuntime {
     // id of a part cut off since (a history may repeat ids) does not show it. Not the part's size:
     // an output the host compacts later keeps its tag (the cached prefix stays the same).
     if (id !== undefined && ID_TYPES[id[0]] !== p.type) id = undefined;
-    n.tag = id === undefined ? undefined : `[acp:${id}]`;
+    n.tag = id === undefined ? undefined : this.idTags.make(id);
     if (n.tag) this.tagged.push(n.index);
     n.assistantText = p.type === "text" && n.message.info?.role === "assistant";
-    n.echo = n.assistantText && typeof p.text === "string" && p.text.includes("[acp:");
+    n.echo = n.assistantText && typeof p.text === "string" && p.text.includes(this.idTags.marker);
     if (slots || n.tag || n.echo) n.visit = true;
   }
 

@@ -1,6 +1,10 @@
 // The message graph: one node per part, in prompt order, with the positional facts
 // (turn, age, newer tool tokens) that rules read. Built once per transform call in O(parts).
+import type { HostProfile } from "./host.js";
+import { textOf, tokensOf, toolResultText } from "./prompt.js";
 import type { Message, Part } from "./types.js";
+
+export { textOf, tokensOf };
 
 export const TERMINAL = new Set(["completed", "error"]);
 
@@ -53,6 +57,8 @@ export interface PartNode {
 export type ReusedVisitor = (node: PartNode, part: Part, parts: Part[], partIndex: number) => void;
 
 export interface BuildOptions {
+  /** The host whose placeholders a tool result is measured with (kept for the session's later graphs). */
+  host: HostProfile;
   visit?: ReusedVisitor;
   /** A message id whose first place the graph reports (Graph.anchorIndex), found by the walk. */
   anchor?: string;
@@ -75,26 +81,26 @@ export interface Graph {
   anchorIndex?: number;
 }
 
-export const tokensOf = (chars: number) => Math.ceil(chars / 4);
 
-export function textOf(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === undefined || value === null) return "";
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
+/**
+ * The text the provider receives as this tool part's result ("" for a part without a state). The
+ * host's placeholders come from the profile the node's graph was built with.
+ */
+export function resultText(node: PartNode): string {
+  return partResultText(node.part, hostOf(node));
 }
 
-/** The text the provider receives as this tool part's result. */
-export function toolResultText(part: Part): string {
-  const st = part.state;
-  if (!st) return "";
-  if (st.status === "completed") return st.time?.compacted ? "[Old tool result content cleared]" : textOf(st.output);
-  if (st.status === "error") return textOf(st.error);
-  return "[Tool execution was interrupted]";
+/** The host the node's graph was built for (none: a node built by hand). */
+export const hostOf = (node: PartNode): HostProfile | undefined => (node as Partial<Node>).clock?.host;
+
+/** The same for a part of a graph built with `host` (none: a node built by hand, whose placeholders are ""). */
+export function partResultText(part: Part, host: HostProfile | undefined): string {
+  if (!part.state) return "";
+  return toolResultText(part, host ?? NO_HOST);
 }
+
+/** Placeholders of a node not built by buildGraph (tests build such nodes for conditions). */
+const NO_HOST = { clearedOutput: "", interruptedOutput: "" } as HostProfile;
 
 /** A user message the provider receives: notices the plugin posts (ignored-only) are not turns. */
 export function isUserMessage(m: Message): boolean {
@@ -115,6 +121,8 @@ interface Clock {
   calls: number;
   /** Tokens of completed tool output over the whole graph. */
   tokens: number;
+  /** The host the session's graphs are built for. */
+  readonly host: HostProfile;
 }
 
 /**
@@ -207,7 +215,7 @@ export function charsFrom(g: Graph, first: number): number {
  * they were built from (the engine never writes to it, so rules always read the part as the host
  * stored it); the walk only checks them, and hands those the engine marked to `opts.visit`.
  */
-export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions = {}): Graph {
+export function buildGraph(messages: Message[], prev: Graph | undefined, opts: BuildOptions): Graph {
   const prevNodes = prev?.nodes ?? [];
   const prevCount = prevNodes.length;
   // The previous graph's array is shared while every part is carried over; it is copied before
@@ -225,7 +233,7 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
   let reused = 0; // leading nodes carried over from prev
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
-  const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0 };
+  const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0, host: opts.host };
   const { visit, anchor } = opts;
   let anchorIndex = -1;
   for (let mi = 0; mi < messages.length; mi++) {
@@ -264,7 +272,7 @@ export function buildGraph(messages: Message[], prev?: Graph, opts: BuildOptions
         }
       }
       const completed = isTool && part.state?.status === "completed"; // counts towards toolTokensNewer
-      const outputChars = isTool ? toolResultText(part).length : 0;
+      const outputChars = isTool ? partResultText(part, clock.host).length : 0;
       if (completed) tokens += tokensOf(outputChars);
       chars += outputChars + (textLen > 0 ? textLen : 0);
       const i = nodes.length;

@@ -1,6 +1,7 @@
 // What the provider receives for one call, as an ordered list of units (docs/simulate.md, "What the provider receives",
 // after OpenCode 1.18 `toModelMessages`). Each unit carries the id of the part it comes from, so that two
 // prompts can be compared unit by unit for the reusable (cached) prefix.
+import type { HostProfile } from "./host.js";
 import type { Message, Part } from "./types.js";
 
 export interface Unit {
@@ -10,14 +11,13 @@ export interface Unit {
 }
 
 export const SYSTEM_UNIT_ID = "(system)";
-export const CLEARED_TEXT = "[Old tool result content cleared]";
-export const INTERRUPTED_TEXT = "[Tool execution was interrupted]";
-export const COMPACTION_TEXT = "What did we do so far?";
-export const SUBTASK_TEXT = "The following tool was executed by the user";
 
-/** Tokens of one unit: ceil(chars / 4), chars counted as JavaScript string length (UTF-16 units). */
+/** The token estimate everywhere (prompts, facts, stats): ceil(chars / 4), chars as JavaScript string length (UTF-16 units). */
+export const tokensOf = (chars: number): number => Math.ceil(chars / 4);
+
+/** Tokens of one unit. */
 export function unitTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return tokensOf(text.length);
 }
 
 export function promptTokens(units: Unit[]): number {
@@ -30,47 +30,47 @@ export function promptTokens(units: Unit[]): number {
  * Renders a call's context (already transformed by the pruner) plus the text the pruner adds to the
  * system prompt. The system text comes first, as the system prompt does; it is left out when empty.
  */
-export function renderPrompt(context: Message[], systemText = ""): Unit[] {
+export function renderPrompt(context: Message[], host: HostProfile, systemText = ""): Unit[] {
   const units: Unit[] = [];
   if (systemText) units.push({ partId: SYSTEM_UNIT_ID, text: systemText });
-  const lastUser = lastUserIndex(context);
+  const lastUser = lastUserIndex(context, host);
   // Providers drop (or do not bill) the reasoning of turns before the last user message.
-  context.forEach((message, i) => renderMessage(message, i > lastUser, units));
+  context.forEach((message, i) => renderMessage(message, i > lastUser, host, units));
   return units;
 }
 
 /** Appends the units of one message; `keepReasoning` is true only after the context's last user message. */
-export function renderMessage(message: Message, keepReasoning: boolean, units: Unit[] = []): Unit[] {
-  for (const part of message.parts) renderPart(part, message, keepReasoning, units);
+export function renderMessage(message: Message, keepReasoning: boolean, host: HostProfile, units: Unit[] = []): Unit[] {
+  for (const part of message.parts) renderPart(part, message, keepReasoning, host, units);
   return units;
 }
 
 /** Appends the units of one part of `message` (none when the provider is not sent that part). */
-export function renderPart(part: Part, message: Message, keepReasoning: boolean, units: Unit[] = []): Unit[] {
+export function renderPart(part: Part, message: Message, keepReasoning: boolean, host: HostProfile, units: Unit[] = []): Unit[] {
   const role = message.info.role;
-  if (role === "user") renderUserPart(part, units);
-  else if (role === "assistant" && !isSkippedAssistant(message)) renderAssistantPart(part, keepReasoning, units);
+  if (role === "user") renderUserPart(part, host, units);
+  else if (role === "assistant" && !isSkippedAssistant(message, host)) renderAssistantPart(part, keepReasoning, host, units);
   return units;
 }
 
 /** Tokens of one part as the provider receives it (the sum over its units, as `promptTokens` counts them). */
-export function partTokens(part: Part, message: Message, keepReasoning: boolean): number {
-  return promptTokens(renderPart(part, message, keepReasoning));
+export function partTokens(part: Part, message: Message, keepReasoning: boolean, host: HostProfile): number {
+  return promptTokens(renderPart(part, message, keepReasoning, host));
 }
 
 /** An assistant message with an error other than an abort never reaches the provider. */
-export function isSkippedAssistant(message: Message): boolean {
+export function isSkippedAssistant(message: Message, host: HostProfile): boolean {
   const error = message.info.error;
-  return !!error && error.name !== "MessageAbortedError";
+  return !!error && error.name !== host.abortedError;
 }
 
 /** The last user message the provider receives: one left with nothing to send (notices of ignored parts only) is dropped. */
-export function lastUserIndex(context: Message[]): number {
-  for (let i = context.length - 1; i >= 0; i--) if (context[i].info.role === "user" && renderMessage(context[i], false).length > 0) return i;
+export function lastUserIndex(context: Message[], host: HostProfile): number {
+  for (let i = context.length - 1; i >= 0; i--) if (context[i].info.role === "user" && renderMessage(context[i], false, host).length > 0) return i;
   return -1;
 }
 
-function renderUserPart(part: Part, units: Unit[]): void {
+function renderUserPart(part: Part, host: HostProfile, units: Unit[]): void {
   switch (part.type) {
     case "text":
       if (!part.ignored && typeof part.text === "string" && part.text !== "") {
@@ -78,30 +78,30 @@ function renderUserPart(part: Part, units: Unit[]): void {
       }
       return;
     case "file":
-      units.push({ partId: part.id, text: `[Attached ${part.mime ?? ""}: ${part.filename ?? ""}]` });
+      units.push({ partId: part.id, text: host.attachedFile(part.mime ?? "", part.filename ?? "") });
       return;
     case "compaction":
-      units.push({ partId: part.id, text: COMPACTION_TEXT });
+      units.push({ partId: part.id, text: host.compactionPrompt });
       return;
     case "subtask":
-      units.push({ partId: part.id, text: SUBTASK_TEXT });
+      units.push({ partId: part.id, text: host.subtaskPrompt });
       return;
   }
 }
 
-function renderAssistantPart(part: Part, keepReasoning: boolean, units: Unit[]): void {
+function renderAssistantPart(part: Part, keepReasoning: boolean, host: HostProfile, units: Unit[]): void {
   switch (part.type) {
     // Empty text and reasoning are not sent (providers reject or drop empty blocks). This matters for
     // prefix breaks: dropping an earlier turn's empty reasoning must not count as a break.
     case "text":
-      if (part.text) units.push({ partId: part.id, text: asText(part.text) });
+      if (part.text) units.push({ partId: part.id, text: textOf(part.text) });
       return;
     case "reasoning":
-      if (keepReasoning && part.text) units.push({ partId: part.id, text: asText(part.text) });
+      if (keepReasoning && part.text) units.push({ partId: part.id, text: textOf(part.text) });
       return;
     case "tool":
       units.push({ partId: part.id, text: toolCallText(part) });
-      units.push({ partId: part.id, text: toolResultText(part) });
+      units.push({ partId: part.id, text: toolResultText(part, host) });
       return;
   }
 }
@@ -112,20 +112,25 @@ export function toolCallText(part: Part): string {
 }
 
 /** The result unit, as toModelMessages sends it for each tool state. */
-export function toolResultText(part: Part): string {
+export function toolResultText(part: Part, host: HostProfile): string {
   const state = part.state ?? {};
   switch (state.status) {
     case "completed":
-      return state.time?.compacted ? CLEARED_TEXT : asText(state.output);
+      return state.time?.compacted ? host.clearedOutput : textOf(state.output);
     case "error":
-      return asText(state.error);
+      return textOf(state.error);
     default: // pending, running
-      return INTERRUPTED_TEXT;
+      return host.interruptedOutput;
   }
 }
 
-function asText(value: unknown): string {
+/** A value as text: strings as they are, anything else as JSON ("" for none). */
+export function textOf(value: unknown): string {
   if (typeof value === "string") return value;
   if (value === undefined || value === null) return "";
-  return JSON.stringify(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
 }

@@ -1,11 +1,13 @@
 // Text of the /acp commands. Pure functions of the pruner state and the session history, so
 // they are tested without a host.
-import { buildGraph, tokensOf, toolResultText, textOf, type Graph } from "../graph/graph.js";
+import { buildGraph, partResultText, tokensOf, textOf, type Graph } from "../graph/graph.js";
+import { idTags } from "../engine/id-tags.js";
+import { OPENCODE } from "./profile.js";
 import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
 import { partOf } from "../engine/ids.js";
 import { manualBy, type ManualEntry } from "../engine/manual.js";
-import { sessionTotals, type RuleTotals } from "../engine/all-time.js";
+import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
 import { budgetText, type BudgetLimit } from "./budget.js";
 import { fmtK } from "./notify.js";
@@ -80,7 +82,7 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
 }
 
 export function contextText(pruner: AcpPruner, messages: Message[]): string {
-  const g = buildGraph(messages);
+  const g = buildGraph(messages, undefined, { host: OPENCODE });
   const t = { user: 0, assistant: 0, reasoning: 0, toolCalls: 0, toolResults: 0 };
   for (const n of g.nodes) {
     const p = n.part;
@@ -88,7 +90,7 @@ export function contextText(pruner: AcpPruner, messages: Message[]): string {
     else if (p.type === "reasoning") t.reasoning += tokensOf((p.text ?? "").length);
     else if (p.type === "tool") {
       t.toolCalls += tokensOf(textOf(p.state?.input).length);
-      t.toolResults += tokensOf(toolResultText(p).length);
+      t.toolResults += tokensOf(partResultText(p, OPENCODE).length);
     }
   }
   const saved = pruner.explain(g.sessionID).reduce((s, e) => s + e.tokensSaved, 0);
@@ -115,7 +117,7 @@ export function protectedText(pruner: AcpPruner): string {
 /** What a user named with an id: the part (when the session knows it) and how to call it. */
 function named(pruner: AcpPruner, sessionID: string, raw: string, graph: Graph): { shown: string; partId?: string; label: string } {
   const state = pruner.state(sessionID);
-  const { shown, partId } = partOf(state.ids, raw, (id) => graph.byId.has(id) || state.decisions[id] !== undefined || state.manual?.[id] !== undefined);
+  const { shown, partId } = partOf(state.ids, raw, (id) => graph.byId.has(id) || state.decisions[id] !== undefined || state.manual?.[id] !== undefined, idTags(OPENCODE.idTag));
   const part = partId ? graph.byId.get(partId)?.part : undefined;
   const what = part ? (part.type === "tool" ? callLabel(part) : part.type === "text" ? "message" : part.type) : undefined;
   const ids = [shown !== partId ? partId : undefined, what].filter(Boolean).join(", ");
@@ -132,7 +134,7 @@ function manualText(entry: ManualEntry | undefined, action: string): string {
 }
 
 export function explainText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
-  const who = named(pruner, sessionID, raw, buildGraph(messages));
+  const who = named(pruner, sessionID, raw, buildGraph(messages, undefined, { host: OPENCODE }));
   if (!who.partId) return unknownId("explain", who.shown);
   const state = pruner.state(sessionID);
   const manual = state.manual?.[who.partId];
@@ -152,7 +154,7 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
 }
 
 export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
-  const who = named(pruner, sessionID, raw, buildGraph(messages));
+  const who = named(pruner, sessionID, raw, buildGraph(messages, undefined, { host: OPENCODE }));
   if (!who.partId) return unknownId("restore", who.shown);
   return pruner.restore(sessionID, who.partId, "user") ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
 }

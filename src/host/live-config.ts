@@ -6,7 +6,8 @@
 // restart, so nothing already sent changes because a file changed. What the new rules want for
 // parts already sent waits for the commit policy like any other pending change; committed prunes
 // of a rule that is gone stay (the cached prefix stays valid; `/acp restore` undoes one).
-import { createPruner, type AcpPruner, type PrunerOptions } from "../engine/pruner.js";
+import type { AcpPruner } from "../engine/pruner.js";
+import { createPruner, type PrunerOptions } from "../store/pruner.js";
 import { defaultConfig, loadConfig, type ConfigLocations, type LoadedConfig } from "../rules/config.js";
 import type { AcpConfig } from "../rules/types.js";
 import { formatProblem, type Problem } from "../rules/problems.js";

@@ -8,6 +8,7 @@ import type { Message } from "../graph/types.js";
 import { formatProblem, type Problem } from "../rules/problems.js";
 import { NEEDS_HISTORY, runCommand } from "./commands.js";
 import { pruneTool, PRUNE_TOOL_NAME } from "./prune-tool.js";
+import { OPENCODE } from "./profile.js";
 import { createLogger } from "./log.js";
 import { applyReminders, reminderSettings, sessionFacts, stripReminders } from "./reminders.js";
 import { PruneNotifier } from "./notify.js";
@@ -31,7 +32,7 @@ const AcpPlugin: Plugin = async (input) => {
   let log = createLogger(join(pluginDir, "log"), false);
   // all-time stats in a folder of their own: nothing there can clash with a `<session>.json`
   const statsFile = join(pluginDir, "all-time", "stats.json");
-  const options = { stateDir: pluginDir, statsFile, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
+  const options = { host: OPENCODE, stateDir: pluginDir, statsFile, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
   // The host registers tools once: whether context_prune exists is settled at start-up.
   let toolOn: boolean | undefined;
   const live = new LiveSetup({ projectDir: input.worktree || input.directory }, options, (config) => {

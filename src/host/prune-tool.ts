@@ -3,8 +3,9 @@
 import { z } from "zod";
 import type { AcpPruner } from "../engine/pruner.js";
 import type { Message } from "../graph/types.js";
+import { OPENCODE } from "./profile.js";
 
-export const PRUNE_TOOL_NAME = "context_prune";
+export const PRUNE_TOOL_NAME = OPENCODE.pruneTool;
 
 const target = z.union([
   z.string().describe("an id such as t12"),

@@ -14,6 +14,7 @@
 // next call still finds that prefix in the cache.
 import { tokensOf } from "../graph/graph.js";
 import type { Message, Part } from "../graph/types.js";
+import { defaultConfig } from "../rules/config.js";
 import type { AcpConfig } from "../rules/types.js";
 import { PRUNE_TOOL_NAME } from "./prune-tool.js";
 
@@ -31,15 +32,14 @@ export interface ReminderSettings {
   tool: boolean;
 }
 
-const DEFAULTS: Omit<ReminderSettings, "tool"> = {
-  todo: { enabled: true, initialTurns: 8, repeatTurns: 4, stuckTaskTurns: 12 },
-  automata: { enabled: true, initialTurns: 8 },
-};
 
 const posInt = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) && v >= 1 ? Math.floor(v) : d);
 
 /** Settings from acp.jsonc; a layer that sets only some keys of an object keeps the defaults of the rest. */
 export function reminderSettings(config: Partial<AcpConfig>): ReminderSettings {
+  // the shipped defaults (presets/defaults.jsonc) fill in what a layer left out
+  const shipped = defaultConfig();
+  const DEFAULTS = { todo: shipped.todoReminder as ReminderSettings["todo"], automata: shipped.automata as ReminderSettings["automata"] };
   const t = (config.todoReminder ?? {}) as Partial<ReminderSettings["todo"]>;
   const a = (config.automata ?? {}) as Partial<ReminderSettings["automata"]>;
   const on = config.enabled !== false;

@@ -18,21 +18,8 @@ let defaults: Partial<AcpConfig> | undefined;
 export const defaultConfig = (): AcpConfig => {
   defaults ??= parseJsoncSource(DEFAULTS_FILE, readFileSync(DEFAULTS_FILE, "utf8")).data as Partial<AcpConfig>;
   const { $schema: _s, ...d } = defaults as Record<string, unknown>;
-  return {
-    enabled: true,
-    preset: "balanced",
-    rules: {},
-    ruleFiles: [],
-    protectedTools: [],
-    protectedFiles: [],
-    commit: {},
-    subagents: false,
-    debug: false,
-    pruneNotification: "minimal",
-    tool: true,
-    idsFromTokens: 20000,
-    ...structuredClone(d),
-  } as AcpConfig;
+  // the settings defaults.jsonc does not list (the file holds every other default)
+  return { rules: {}, ruleFiles: [], commit: {}, ...structuredClone(d) } as unknown as AcpConfig;
 };
 
 export interface ConfigLayer {

@@ -10,10 +10,6 @@ export {
   toolResultText,
   isSkippedAssistant,
   SYSTEM_UNIT_ID,
-  CLEARED_TEXT,
-  INTERRUPTED_TEXT,
-  COMPACTION_TEXT,
-  SUBTASK_TEXT,
   type Unit,
 } from "../graph/prompt.js";
 export { QuoteTracker, PromptText, indexedLine, writtenLines, MIN_QUOTE_CHARS, type QuoteEvent } from "./quotes.js";

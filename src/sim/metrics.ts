@@ -5,6 +5,7 @@ import type { ExplainEntry } from "../engine/api.js";
 import type { Part } from "../graph/types.js";
 import type { Session } from "./load.js";
 import { PromptText, QuoteTracker } from "./quotes.js";
+import type { HostProfile } from "../graph/host.js";
 import { lastUserIndex, renderMessage, toolResultText, unitTokens, type Unit } from "../graph/prompt.js";
 import { callTime, replaySession, type ReplayOptions, type ReplayedCall } from "./replay.js";
 
@@ -115,12 +116,12 @@ export interface CorpusFigures {
 export const DEFAULT_CACHE_TTL_MINUTES = 5;
 
 /** Replays one session and computes its figures. */
-export function measureSession(session: Session, options: ReplayOptions = {}): SessionFigures {
+export function measureSession(session: Session, options: ReplayOptions): SessionFigures {
   const quotes = new QuoteTracker();
   let quotedUpTo = 0; // messages before this index have been fed to the tracker
   const perCall: CallFigures[] = [];
   const quoteLosses: QuoteLoss[] = [];
-  const rules = new RuleLedger();
+  const rules = new RuleLedger(options.host);
   let previous: Unit[] = [];
   let previousAt: number | undefined;
   const ttl = (options.cacheTtlMinutes ?? DEFAULT_CACHE_TTL_MINUTES) * 60_000;
@@ -159,7 +160,7 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
         reRead.add(partId);
         recorded ??= partsById(session);
         const part = recorded.get(partId);
-        reReadTokens = part ? unitTokens(toolResultText(part)) : 0;
+        reReadTokens = part ? unitTokens(toolResultText(part, options.host)) : 0;
         recoveryTokens += reReadTokens;
       }
       quoteLosses.push({ sessionId: session.id, messageId: event.messageId, line: event.line, partId, rule, reReadTokens });
@@ -175,7 +176,7 @@ export function measureSession(session: Session, options: ReplayOptions = {}): S
 }
 
 /** Replays every session and adds a total. */
-export function measureSessions(sessions: Session[], options: ReplayOptions = {}): CorpusFigures {
+export function measureSessions(sessions: Session[], options: ReplayOptions): CorpusFigures {
   const measured = sessions.map((session) => measureSession(session, options));
   return { sessions: measured, total: totalOf(measured) };
 }
@@ -311,6 +312,7 @@ function latestEntryPerPart(entries: ExplainEntry[]): Map<string, ExplainEntry> 
 
 /** Accumulates the per-rule breakdown over one session's calls. */
 class RuleLedger {
+  constructor(private readonly host: HostProfile) {}
   private readonly partsByRule = new Map<string, Set<string>>();
   private readonly savedByRule = new Map<string, number>();
   private readonly lossesByRule = new Map<string, number>();
@@ -324,10 +326,10 @@ class RuleLedger {
   addCall(call: ReplayedCall, tokensPerUnit: number[], explained: Map<string, ExplainEntry>): void {
     const prunedTokens = tokensByPart(call.units, tokensPerUnit, explained);
     // Only the recorded messages that hold an explained part need rendering.
-    const lastUser = lastUserIndex(call.context);
+    const lastUser = lastUserIndex(call.context, this.host);
     const originalUnits: Unit[] = [];
     call.context.forEach((message, i) => {
-      if (message.parts.some((part) => explained.has(part.id))) renderMessage(message, i > lastUser, originalUnits);
+      if (message.parts.some((part) => explained.has(part.id))) renderMessage(message, i > lastUser, this.host, originalUnits);
     });
     const originalTokens = tokensByPart(originalUnits, originalUnits.map((u) => unitTokens(u.text)), explained);
     for (const [partId, entry] of explained) {

@@ -3,9 +3,12 @@
 import type { ExplainEntry, Pruner } from "../engine/api.js";
 import type { Message } from "../graph/types.js";
 import type { Session } from "./load.js";
+import type { HostProfile } from "../graph/host.js";
 import { renderPrompt, type Unit } from "../graph/prompt.js";
 
 export interface ReplayOptions {
+  /** The host whose prompt is replayed (its placeholders and error names; src/host/profile.ts OPENCODE). */
+  host: HostProfile;
   /**
    * Creates the pruner under test. Called once per session replay, so per-session state persists between
    * calls (one OpenCode process); in `restart` mode called before every call instead. Omit for no pruning.
@@ -48,7 +51,7 @@ export function callTime(message: Message): number | undefined {
 }
 
 /** Yields one ReplayedCall per assistant message, in order. Lazily, so only one prompt is held at a time. */
-export function* replaySession(session: Session, options: ReplayOptions = {}): Generator<ReplayedCall> {
+export function* replaySession(session: Session, options: ReplayOptions): Generator<ReplayedCall> {
   const sessionID = sessionIdOf(session);
   let pruner: Pruner | undefined;
   for (let index = 0; index < session.messages.length; index++) {
@@ -56,7 +59,7 @@ export function* replaySession(session: Session, options: ReplayOptions = {}): G
     if (message.info.role !== "assistant") continue;
     const context = session.messages.slice(0, index);
     if (!options.pruner) {
-      yield { index, message, context, pruned: context, systemText: "", units: renderPrompt(context), transformMs: 0, explain: [] };
+      yield { index, message, context, pruned: context, systemText: "", units: renderPrompt(context, options.host), transformMs: 0, explain: [] };
       continue;
     }
     if (!pruner || options.restart) pruner = options.pruner();
@@ -68,7 +71,7 @@ export function* replaySession(session: Session, options: ReplayOptions = {}): G
     const transformMs = performance.now() - start;
     const systemText = pruner.systemPrompt(sessionID);
     const explain = pruner.explain(sessionID);
-    yield { index, message, context, pruned, systemText, units: renderPrompt(pruned, systemText), transformMs, explain };
+    yield { index, message, context, pruned, systemText, units: renderPrompt(pruned, options.host, systemText), transformMs, explain };
   }
 }
 

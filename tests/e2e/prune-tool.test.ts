@@ -13,7 +13,7 @@ import { call, expectCleanRun } from "./expect-run.js";
 
 const PLUGIN = ACP_PLUGIN;
 const RUN_TIMEOUT = 150_000;
-/** First line of the plugin's system-prompt addition (src/engine/pruner.ts SYSTEM_PROMPT). */
+/** First line of the plugin's system-prompt addition (src/engine/intro.ts systemPrompt). */
 const SYSTEM_MARK = "Context pruning (opencode-acp)";
 
 // Three files large enough for an id (outputs of 400+ characters), each with a unique marker.

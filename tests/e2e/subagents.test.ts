@@ -10,7 +10,7 @@ import { ACP_PLUGIN, createWorkspace, type Workspace } from "./harness.js";
 import { call, expectCleanRun } from "./expect-run.js";
 
 const RUN_TIMEOUT = 200_000;
-/** First line of the plugin's system-prompt addition (src/engine/intro.ts SYSTEM_PROMPT). */
+/** First line of the plugin's system-prompt addition (src/engine/intro.ts systemPrompt). */
 const SYSTEM_MARK = "Context pruning (opencode-acp)";
 const BIG = Array.from({ length: 20 }, (_, i) => `big line ${i + 1}: content a subagent reads twice`).join("\n");
 

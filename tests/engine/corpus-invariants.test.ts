@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import { isIntroPart } from "../../src/engine/intro.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { callIndexes, corpusFiles, corpusSession, deepCopy } from "./session-gen.js";

@@ -14,7 +14,7 @@ import { compileCondition, type CompiledCondition } from "../../src/engine/compi
 import { explainCondition } from "../../src/engine/explain.js";
 import { factByName, type FactContext } from "../../src/engine/facts.js";
 import { runPhases } from "../../src/engine/phases.js";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import { compileRuleSet, type CompiledRule } from "../../src/engine/ruleset.js";
 import { SessionRuntime } from "../../src/engine/session.js";
 import { newState } from "../../src/engine/state.js";
@@ -23,6 +23,7 @@ import type { Message } from "../../src/graph/types.js";
 import type { Condition } from "../../src/rules/types.js";
 import { exact, factsRead, referenceFor, type Reference } from "./reference-engine.js";
 import { callIndexes, corpusFiles, corpusSession, generateSession, rng } from "./session-gen.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 const PRESETS = ["compact", "balanced", "verbose"] as const;
 
@@ -120,11 +121,11 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
   const rules = compileRuleSet(pruner.resolved.rules);
   const conds = rules.rules.map(conditionsOf);
   const config = { protectedTools: pruner.config.protectedTools, protectedFiles: pruner.config.protectedFiles };
-  const rt = new SessionRuntime(rules, config, newState(messages[0].info.sessionID));
+  const rt = new SessionRuntime(rules, config, newState(messages[0].info.sessionID), OPENCODE);
   let uncached = 40; // pairs per replay also run through json-rules-engine without the verdict cache
   const r = rng(label.length * 7919 + at.size);
   for (const i of callIndexes(messages)) {
-    const graph = buildGraph(messages.slice(0, i));
+    const graph = buildGraph(messages.slice(0, i), undefined, { host: OPENCODE });
     rt.update(graph);
     runPhases(rt, pruner.resolved.commit, 0);
     if (at.has(i)) {
@@ -259,7 +260,7 @@ async function probe(conds: Record<string, Condition>, odd: boolean): Promise<{ 
   const ctx = probeContext();
   const checked = Object.entries(conds).map(([name, c]) => new Checked(name, c));
   for (const seed of [21, 22]) {
-    const graph = buildGraph(generateSession({ seed, turns: 10, stepsPerTurn: 2, toolsPerStep: 4, odd, liveTail: true }));
+    const graph = buildGraph(generateSession({ seed, turns: 10, stepsPerTurn: 2, toolsPerStep: 4, odd, liveTail: true }), undefined, { host: OPENCODE });
     for (const node of graph.nodes)
       for (const c of checked) {
         const v = await c.check(node, ctx, `probe gen${seed}`, out);

@@ -3,7 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
-import { INTRO_TEXT, isIntroPart, SYSTEM_PROMPT } from "../../src/engine/intro.js";
+import { introText, isIntroPart, systemPrompt } from "../../src/engine/intro.js";
+import { OPENCODE } from "../../src/host/profile.js";
+
+const INTRO_TEXT = introText(OPENCODE);
+const SYSTEM_PROMPT = systemPrompt(OPENCODE);
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, SID, user } from "../helpers/session.js";
 

@@ -7,6 +7,8 @@ import { createPruner } from "../../src/index.js";
 import { assistant, bigText, toolPart, user } from "../helpers/session.js";
 import { applyDrops, renderAt, textLength, writeLog, type RenderTarget, type Undo } from "../../src/engine/render.js";
 import { appendStep, deepCopy, generateSession } from "./session-gen.js";
+import { OPENCODE } from "../../src/host/profile.js";
+import { idTags } from "../../src/engine/id-tags.js";
 
 /** The definitions before the fast paths. */
 function stableJsonRef(v: unknown): string {
@@ -152,13 +154,13 @@ describe("fast paths agree with the definitions they replace", () => {
 
   it("dynamic facts derived from shared totals equal an eager pass, call after call", () => {
     let history = generateSession({ seed: 5, turns: 30, stepsPerTurn: 2, toolsPerStep: 4, odd: true });
-    let g = buildGraph(deepCopy(history));
+    let g = buildGraph(deepCopy(history), undefined, { host: OPENCODE });
     for (let k = 0; k < 12; k++) {
       history = appendStep(history, 300 + k, 3, k % 3 === 0);
       const copy = deepCopy(history);
       // a signature that hides a status change: a stateless tool part turned into text
       if (k === 5) for (const m of copy) for (const p of m.parts) if (p.type === "tool" && !p.state) Object.assign(p, { type: "text", text: "x" });
-      g = buildGraph(copy, g);
+      g = buildGraph(copy, g, { host: OPENCODE });
       const eager = eagerFacts(g);
       g.nodes.forEach((n, i) => expect([n.ageTurns, n.ageCalls, n.toolTokensNewer]).toEqual(eager[i]));
     }
@@ -167,7 +169,7 @@ describe("fast paths agree with the definitions they replace", () => {
   it("render's write log puts every write back, and the nodes' own parts are never written", () => {
     const history = generateSession({ seed: 7, turns: 20, stepsPerTurn: 1, toolsPerStep: 5 });
     const first = deepCopy(history);
-    const g = buildGraph(first);
+    const g = buildGraph(first, undefined, { host: OPENCODE });
     const decided: number[] = [];
     g.nodes.forEach((n, i) => {
       if (n.part.type === "tool" && i % 3 === 0) n.slots = { output: { rule: "r", action: "clear", patch: { output: "x" }, tokens: 1, call: 0 } };
@@ -179,7 +181,7 @@ describe("fast paths agree with the definitions they replace", () => {
     });
     const own = JSON.stringify(first);
     const renderInto = (copy: typeof history, undo: Undo, stamp: number) => {
-      const to: RenderTarget = { log: writeLog(undo), drops: new Map(), ids: true, tags: true };
+      const to: RenderTarget = { log: writeLog(undo), drops: new Map(), idTags: idTags(OPENCODE.idTag), ids: true, tags: true };
       for (const i of decided) renderAt(g.nodes[i], copy, stamp, to);
       applyDrops(to.drops, undo);
     };

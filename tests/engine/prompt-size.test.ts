@@ -9,6 +9,7 @@ import { promptTokensOf } from "../../src/engine/prompt-size.js";
 import { loadSessions } from "../../src/sim/load.js";
 import { promptTokens, renderPrompt } from "../../src/graph/prompt.js";
 import { CORPUS, erroredTool, msg, reasoning, text, tool } from "../sim/build.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 const session: Message[] = [
   msg("u1", "user", [text("t1", "fix the parser"), text("t2", "a notice", { ignored: true }), { id: "f1", type: "file", mime: "text/plain", filename: "a.ts" }]),
@@ -22,7 +23,7 @@ describe("promptTokens", () => {
   it("is the replay's prompt size: earlier reasoning, ignored text and failed steps left out", () => {
     for (let i = 1; i <= session.length; i++) {
       const context = session.slice(0, i);
-      expect(promptTokensOf(buildGraph(context))).toBe(promptTokens(renderPrompt(context)));
+      expect(promptTokensOf(buildGraph(context, undefined, { host: OPENCODE }))).toBe(promptTokens(renderPrompt(context, OPENCODE)));
     }
   });
 
@@ -38,11 +39,11 @@ describe("promptTokens", () => {
     const pruner = createPruner({ preset: "presets/baselines/mask10.yaml", config: { tool: false, rules: { "mask-old-outputs": { with: { keepCalls: 1, aboveTokens: 150, text: "[cleared]", allowGrowth: true } } } } });
     const before = structuredClone(h.slice(0, 3));
     pruner.transform(before);
-    expect(promptTokens(renderPrompt(h.slice(0, 3)))).toBeLessThanOrEqual(150);
+    expect(promptTokens(renderPrompt(h.slice(0, 3), OPENCODE))).toBeLessThanOrEqual(150);
     expect(before[1].parts[0].state?.output).toBe("x".repeat(401));
     const after = structuredClone(h);
     pruner.transform(after);
-    expect(promptTokens(renderPrompt(h))).toBeGreaterThan(150);
+    expect(promptTokens(renderPrompt(h, OPENCODE))).toBeGreaterThan(150);
     expect(after[1].parts[0].state?.output).toBe("[cleared]");
   });
 
@@ -52,8 +53,8 @@ describe("promptTokens", () => {
       s.messages.forEach((m, i) => {
         if (m.info.role !== "assistant") return;
         const context = s.messages.slice(0, i);
-        const ours = promptTokensOf(buildGraph(context));
-        const replay = promptTokens(renderPrompt(context));
+        const ours = promptTokensOf(buildGraph(context, undefined, { host: OPENCODE }));
+        const replay = promptTokens(renderPrompt(context, OPENCODE));
         if (ours !== replay) mismatches.push(`${s.id} call ${i}: ${ours} vs ${replay}`);
       });
     expect(mismatches).toEqual([]);

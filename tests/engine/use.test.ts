@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildGraph } from "../../src/graph/graph.js";
 import type { Message } from "../../src/graph/types.js";
 import { UseTracker } from "../../src/engine/use.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 const S = "ses_use";
 let k = 0;
@@ -15,7 +16,7 @@ const LONG = (s: string) => `${s} ${"and a line long enough to count as a quote"
 
 /** idleTurns of the first part of message `at`, after the whole history. */
 function idle(history: Message[], at: number): number {
-  const g = buildGraph(history);
+  const g = buildGraph(history, undefined, { host: OPENCODE });
   const use = new UseTracker();
   for (const n of g.nodes) use.see(n);
   return use.idleTurns(g.nodes.find((n) => n.message === history[at])!);
@@ -59,7 +60,7 @@ describe("idleTurns", () => {
 describe("idleCalls", () => {
   /** idleCalls of the first part of message `at`, after the whole history. */
   function idleCalls(history: Message[], at: number): number {
-    const g = buildGraph(history);
+    const g = buildGraph(history, undefined, { host: OPENCODE });
     const use = new UseTracker();
     for (const n of g.nodes) use.see(n);
     return use.idleCalls(g.nodes.find((n) => n.message === history[at])!);

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { buildGraph } from "../../src/graph/graph.js";
 import type { Message } from "../../src/graph/types.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 const S = "ses_turns";
 let k = 0;
@@ -13,7 +14,7 @@ const msg = (role: string, text: string, extra: Record<string, unknown> = {}): M
 describe("turns", () => {
   it("user messages one after another (queued, or a harness's notices) are one turn: the agent answers them together", () => {
     const h = [msg("user", "fix it"), msg("assistant", "on it"), msg("user", "<task-notification>a</task-notification>"), msg("user", "<task-notification>b</task-notification>"), msg("user", "also the docs"), msg("assistant", "done")];
-    const g = buildGraph(h);
+    const g = buildGraph(h, undefined, { host: OPENCODE });
     expect(g.nodes.map((n) => n.turn)).toEqual([1, 1, 2, 2, 2, 2]);
     expect(g.nodes[0].ageTurns).toBe(1);
     // the reasoning the provider drops is still placed by the last user message
@@ -22,6 +23,6 @@ describe("turns", () => {
 
   it("a notice the plugin posts (ignored parts only) is no turn and does not join two turns", () => {
     const h = [msg("user", "fix it"), msg("assistant", "on it"), msg("user", "acp: pruned 3 outputs", { ignored: true }), msg("assistant", "more"), msg("user", "next")];
-    expect(buildGraph(h).nodes.map((n) => n.turn)).toEqual([1, 1, 1, 1, 2]);
+    expect(buildGraph(h, undefined, { host: OPENCODE }).nodes.map((n) => n.turn)).toEqual([1, 1, 1, 1, 2]);
   });
 });

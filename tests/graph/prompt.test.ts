@@ -1,16 +1,11 @@
 import { describe, expect, it } from "vitest";
-import {
-  CLEARED_TEXT,
-  COMPACTION_TEXT,
-  INTERRUPTED_TEXT,
-  SUBTASK_TEXT,
-  SYSTEM_UNIT_ID,
-  promptTokens,
-  renderPrompt,
-  unitTokens,
-} from "../../src/graph/prompt.js";
+import { SYSTEM_UNIT_ID, promptTokens, renderPrompt as renderFor, unitTokens } from "../../src/graph/prompt.js";
+import type { Message } from "../../src/graph/types.js";
+import { OPENCODE } from "../../src/host/profile.js";
 import { erroredTool, msg, reasoning, text, tool } from "../sim/build.js";
 
+const { clearedOutput: CLEARED_TEXT, interruptedOutput: INTERRUPTED_TEXT, compactionPrompt: COMPACTION_TEXT, subtaskPrompt: SUBTASK_TEXT } = OPENCODE;
+const renderPrompt = (context: Message[], systemText?: string) => renderFor(context, OPENCODE, systemText);
 const ids = (units: { partId: string }[]) => units.map((u) => u.partId);
 
 describe("renderPrompt: user parts", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
+import { defaultConfig } from "../../src/rules/config.js";
 import type { Message } from "../../src/graph/types.js";
 import {
   applyReminders,
@@ -29,6 +30,14 @@ function dueCalls(history: Message[], upTo: number): number[] {
   }
   return due;
 }
+
+describe("reminder settings", () => {
+  it("take what a layer leaves out from presets/defaults.jsonc", () => {
+    const d = defaultConfig();
+    expect(reminderSettings({})).toEqual({ todo: d.todoReminder, automata: d.automata, tool: true });
+    expect(reminderSettings({ todoReminder: { repeatTurns: 2 } }).todo).toEqual({ ...d.todoReminder, repeatTurns: 2 });
+  });
+});
 
 describe("todo reminder", () => {
   it("fires after initialTurns model calls without a todo update, then every repeatTurns", () => {

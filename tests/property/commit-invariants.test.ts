@@ -11,7 +11,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { loadSession } from "../../src/sim/load.js";
@@ -20,6 +20,7 @@ import { renderPrompt, type Unit } from "../../src/graph/prompt.js";
 import { deepCopy } from "../engine/session-gen.js";
 import { buildSession, flagsFromEnv, sessionSpecArb } from "./arbitraries.js";
 import { fcParams, runsFor, timeoutFor } from "./invariants.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 const PRESETS = ["compact", "balanced", "verbose"];
 const ORDERS: Record<string, Partial<AcpConfig>> = {
@@ -58,7 +59,7 @@ function replayAndCheck(messages: Message[], preset: string, config: Partial<Acp
     const copy = deepCopy(context);
     const now = (call.info.time as { created: number }).created;
     pruner.transform(copy, { now });
-    const units = renderPrompt(copy);
+    const units = renderPrompt(copy, OPENCODE);
     const where = `${label} call ${call.info.id}`;
 
     // 1. never stale over fresh

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { ErrorSink, newStats, replayAndCheck, TMP } from "./invariants.js";
 

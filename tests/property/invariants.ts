@@ -9,11 +9,13 @@ import { compileCondition } from "../../src/engine/compile.js";
 import { isIntroMessage } from "../../src/engine/intro.js";
 import type { FactContext } from "../../src/engine/facts.js";
 import { promptTokensOf } from "../../src/engine/prompt-size.js";
-import { stateFile, stateFiles, type SessionState } from "../../src/engine/state.js";
+import type { SessionState } from "../../src/engine/state.js";
+import { stateFile, stateFiles } from "../../src/store/state-files.js";
 import { buildGraph } from "../../src/graph/graph.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { deepCopy } from "../engine/session-gen.js";
 import { buildCalls, callLabel, callMessages, SKIP, type Call, type ScheduleSpec } from "./arbitraries.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 /**
  * ACP_FUZZ_RUNS: generated sessions over the whole folder (default 150 for npm test; nightly:
@@ -131,7 +133,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
   return (messages) => {
     const out = new Set<Part>();
     if (rules.length === 0) return out;
-    const g = buildGraph(messages);
+    const g = buildGraph(messages, undefined, { host: OPENCODE });
     let size: number | undefined;
     const promptTokens = () => (size ??= promptTokensOf(g));
     for (const n of g.nodes)

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { buildSession, flagsFromEnv, GENERATED, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb, type RuleSetSpec } from "./arbitraries.js";
 import { ErrorSink, fcParams, newStats, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";

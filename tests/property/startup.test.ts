@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { defaultTargets, lint } from "../../src/cli/lint.js";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
 import AcpPlugin from "../../src/host/plugin.js";
 import { loadConfig } from "../../src/rules/config.js";

@@ -7,8 +7,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPruner, type AcpPruner } from "../../src/engine/pruner.js";
-import { readState, stateFile, STATE_VERSION, type SessionState } from "../../src/engine/state.js";
+import type { AcpPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
+import { STATE_VERSION, type SessionState } from "../../src/engine/state.js";
+import { readState, stateFile } from "../../src/store/state-files.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { buildSession, sessionSpecArb, type GenFlags } from "./arbitraries.js";
 import { ErrorSink, fcParams, PrunerPool, runsFor, timeoutFor, TMP } from "./invariants.js";

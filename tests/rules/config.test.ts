@@ -135,3 +135,12 @@ describe("overrides in the plugin are validated exactly as lint validates them",
       expect(located(problems).sort()).toEqual(located(lint([file]).filter((p) => p.severity === "error")).sort());
     });
 });
+
+describe("the shipped defaults", () => {
+  it("are presets/defaults.jsonc as it is, plus the settings it does not list (no second copy in code)", async () => {
+    const { parse } = await import("jsonc-parser");
+    const { defaultConfig } = await import("../../src/rules/config.js");
+    const { $schema: _s, ...file } = parse(readFileSync(fileURLToPath(new URL("../../presets/defaults.jsonc", import.meta.url)), "utf8"));
+    expect(defaultConfig()).toEqual({ ...file, rules: {}, ruleFiles: [], commit: {} });
+  });
+});

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { lint } from "../../src/cli/lint.js";
 import { main } from "../../src/cli/main.js";
-import { createPruner } from "../../src/engine/pruner.js";
+import { createPruner } from "../../src/index.js";
 import { loadConfig } from "../../src/rules/config.js";
 import { loadRuleFiles, MAX_FOLDER_FILES } from "../../src/rules/load.js";
 import { MAX_FILE_BYTES, MAX_TOTAL_BYTES } from "../../src/rules/read.js";

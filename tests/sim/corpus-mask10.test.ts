@@ -7,12 +7,13 @@ import { loadSessions } from "../../src/sim/load.js";
 import { measureSessions, relativeTo } from "../../src/sim/metrics.js";
 import { CORPUS } from "./build.js";
 import { mask } from "./reference-baselines.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 describe.skipIf(!existsSync(CORPUS))("corpus replay: mask10", () => {
   const sessions = loadSessions(CORPUS);
   // the published baseline figures (docs/simulate.md, Baselines) assume a cache that never expires
-  const none = measureSessions(sessions, { cacheTtlMinutes: 0 }).total;
-  const mask10 = measureSessions(sessions, { pruner: () => mask(10), cacheTtlMinutes: 0 }).total;
+  const none = measureSessions(sessions, { host: OPENCODE, cacheTtlMinutes: 0 }).total;
+  const mask10 = measureSessions(sessions, { host: OPENCODE, pruner: () => mask(10), cacheTtlMinutes: 0 }).total;
   const rel = relativeTo(mask10, none);
 
   it("matches the published savings and cache costs within 1 percentage point", () => {

@@ -7,10 +7,11 @@ import { loadSessions } from "../../src/sim/load.js";
 import { measureSessions, relativeTo } from "../../src/sim/metrics.js";
 import { CORPUS } from "./build.js";
 import { native } from "./reference-baselines.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 describe.skipIf(!existsSync(CORPUS))("corpus replay: none and native", () => {
   const sessions = loadSessions(CORPUS);
-  const none = measureSessions(sessions).total;
+  const none = measureSessions(sessions, { host: OPENCODE, host: OPENCODE }).total;
 
   it("replays 54 sessions, 1,502 calls", () => {
     expect(sessions).toHaveLength(54);
@@ -33,7 +34,7 @@ describe.skipIf(!existsSync(CORPUS))("corpus replay: none and native", () => {
   });
 
   it("native (40K protect, 20K minimum, sticky) never fires on this corpus: 0.0%, 131 breaks", () => {
-    const figures = measureSessions(sessions, { pruner: () => native() }).total;
+    const figures = measureSessions(sessions, { host: OPENCODE, pruner: () => native() }).total;
     const rel = relativeTo(figures, none);
     expect(rel.billedTokensPct).toBe(0);
     expect(rel.anthropicCostPct).toBe(0);

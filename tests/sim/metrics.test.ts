@@ -13,8 +13,9 @@ import {
   timingOf,
   totalOf,
 } from "../../src/sim/metrics.js";
-import { CLEARED_TEXT, unitTokens } from "../../src/graph/prompt.js";
+import { unitTokens } from "../../src/graph/prompt.js";
 import { msg, reasoning, session, text, tool } from "./build.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 // Token sizes are chosen so every figure below can be checked by hand: "aaaa" = 1 token, etc.
 const turns = session([
@@ -26,7 +27,7 @@ const turns = session([
 ]);
 
 describe("prefix, breaks and cache cost (no pruning)", () => {
-  const figures = measureSession(turns);
+  const figures = measureSession(turns, { host: OPENCODE, host: OPENCODE });
 
   it("measures each call: tokens, reusable prefix, and whether the previous prompt is a prefix", () => {
     expect(figures.perCall.map(({ messageId, tokens, reusable, prefixBreak }) => ({ messageId, tokens, reusable, prefixBreak }))).toEqual([
@@ -62,7 +63,7 @@ describe("prefix, breaks and cache cost (no pruning)", () => {
       systemPrompt: () => "",
       explain: () => [],
     };
-    const f = measureSession(renamed, { pruner: () => rename });
+    const f = measureSession(renamed, { host: OPENCODE, pruner: () => rename });
     expect(f.perCall.map((c) => [c.reusable, c.prefixBreak])).toEqual([
       [0, false],
       [0, true],
@@ -114,15 +115,15 @@ describe("quote-loss and the per-rule breakdown", () => {
   };
 
   it("counts quote events per call and loses those whose line the prompt no longer shows", () => {
-    const none = measureSession(recorded);
+    const none = measureSession(recorded, { host: OPENCODE, host: OPENCODE });
     expect(none.perCall.map((c) => [c.quoteEvents, c.quoteLost])).toEqual([[0, 0], [2, 0], [0, 0]]);
-    const pruned = measureSession(recorded, { pruner });
+    const pruned = measureSession(recorded, { host: OPENCODE, pruner });
     expect(pruned.perCall.map((c) => [c.quoteEvents, c.quoteLost])).toEqual([[0, 0], [2, 2], [0, 0]]);
     expect(pruned).toMatchObject({ quoteEvents: 2, quoteLost: 2, quoteLoss: 1 });
   });
 
   it("attributes each lost line to the rule that pruned the part holding it", () => {
-    const { quoteLosses } = measureSession(recorded, { pruner });
+    const { quoteLosses } = measureSession(recorded, { host: OPENCODE, pruner });
     expect(quoteLosses).toEqual([
       { sessionId: "ses_sim", messageId: "a2", line: LINE, partId: "t1", rule: "clear-old", reReadTokens: unitTokens(output) },
       { sessionId: "ses_sim", messageId: "a2", line: OTHER, partId: "t2", rule: UNEXPLAINED, reReadTokens: unitTokens(OTHER) },
@@ -143,13 +144,13 @@ describe("quote-loss and the per-rule breakdown", () => {
       systemPrompt: () => "",
       explain: () => [{ partId: "old", messageId: "a1", rule: "drop-old", action: "clear", tokensSaved: 1 }],
     });
-    expect(measureSession(twice, { pruner: hideBoth }).quoteLosses).toMatchObject([{ partId: "old", rule: "drop-old" }]);
+    expect(measureSession(twice, { host: OPENCODE, pruner: hideBoth }).quoteLosses).toMatchObject([{ partId: "old", rule: "drop-old" }]);
   });
 
   it("measures each rule's billed-token savings from the prompts, not from the rule's own claim", () => {
-    const { rules } = measureSession(recorded, { pruner });
+    const { rules } = measureSession(recorded, { host: OPENCODE, pruner });
     // t1 is in the context of calls a2 and a3; its call unit is unchanged, its output becomes the placeholder.
-    const savedPerCall = unitTokens(output) - unitTokens(CLEARED_TEXT);
+    const savedPerCall = unitTokens(output) - unitTokens(OPENCODE.clearedOutput);
     expect(rules).toEqual([
       { rule: UNEXPLAINED, partsHit: 0, tokensSaved: 0, quoteLosses: 1, reReads: 1, recoveryTokens: unitTokens(OTHER) },
       { rule: "clear-old", partsHit: 1, tokensSaved: 2 * savedPerCall, quoteLosses: 1, reReads: 1, recoveryTokens: unitTokens(output) },
@@ -157,7 +158,7 @@ describe("quote-loss and the per-rule breakdown", () => {
   });
 
   it("adds sessions up in the total", () => {
-    const { sessions, total } = measureSessions([recorded, turns], { pruner });
+    const { sessions, total } = measureSessions([recorded, turns], { host: OPENCODE, pruner });
     expect(total.calls).toBe(6);
     expect(total.billedTokens).toBe(sessions[0].billedTokens + sessions[1].billedTokens);
     expect(total.peakContext).toBe(Math.max(sessions[0].peakContext, sessions[1].peakContext));
@@ -190,7 +191,7 @@ describe("recovery: each lost quote's part is re-read", () => {
   });
 
   it("charges each hidden part's full output once per call, however many of its lines were lost there", () => {
-    const f = measureSession(recorded, { pruner: hide(["ta", "tb"]) });
+    const f = measureSession(recorded, { host: OPENCODE, pruner: hide(["ta", "tb"]) });
     expect(f.perCall.map((c) => [c.quoteLost, c.reReads, c.recoveryTokens])).toEqual([
       [0, 0, 0],
       [3, 2, unitTokens(outA) + unitTokens(B1)], // a2: ta (two lines) and tb, one re-read each
@@ -202,18 +203,18 @@ describe("recovery: each lost quote's part is re-read", () => {
   });
 
   it("adds the re-read tokens to the costs as new, uncached input", () => {
-    const f = measureSession(recorded, { pruner: hide(["ta"]) });
+    const f = measureSession(recorded, { host: OPENCODE, pruner: hide(["ta"]) });
     expect(f.recoveryTokens).toBe(2 * unitTokens(outA));
     expect(f.anthropicCostWithRecovery).toBeCloseTo(f.anthropicCost + 1.25 * f.recoveryTokens);
     expect(f.openaiCostWithRecovery).toBeCloseTo(f.openaiCost + 1.0 * f.recoveryTokens);
-    const none = measureSession(recorded);
+    const none = measureSession(recorded, { host: OPENCODE, host: OPENCODE });
     expect(none).toMatchObject({ reReads: 0, recoveryTokens: 0, anthropicCostWithRecovery: none.anthropicCost, openaiCostWithRecovery: none.openaiCost });
   });
 
   it("counts the sessions whose cost with recovery is more than 2% above no pruning", () => {
-    const none = measureSessions([recorded, recorded]).sessions;
+    const none = measureSessions([recorded, recorded], { host: OPENCODE }).sessions;
     // the first replay hides nothing (0%); the second hides ta, whose re-reads cost more than it saves
-    const pruned = [measureSession(recorded), measureSession(recorded, { pruner: hide(["ta"]) })];
+    const pruned = [measureSession(recorded, { host: OPENCODE, host: OPENCODE }), measureSession(recorded, { host: OPENCODE, pruner: hide(["ta"]) })];
     expect(relativeTo(pruned[1], none[1]).anthropicCostWithRecoveryPct).toBeGreaterThan(2);
     expect(sessionsOverLimit(pruned, none)).toEqual({ limitPct: 2, sessions: ["ses_sim"], anthropic: 1, openai: 1 });
     expect(sessionsOverLimit(pruned, none, 1000)).toMatchObject({ sessions: [], anthropic: 0, openai: 0 });
@@ -229,7 +230,7 @@ describe("transform time", () => {
   });
 
   it("times every call of a pruned replay and none without a pruner", () => {
-    expect(measureSession(turns).transform.calls).toBe(0);
-    expect(measureSession(turns, { pruner: () => ({ transform() {}, systemPrompt: () => "", explain: () => [] }) }).transform.calls).toBe(3);
+    expect(measureSession(turns, { host: OPENCODE, host: OPENCODE }).transform.calls).toBe(0);
+    expect(measureSession(turns, { host: OPENCODE, pruner: () => ({ transform() {}, systemPrompt: () => "", explain: () => [] }) }).transform.calls).toBe(3);
   });
 });

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ExplainEntry, Pruner } from "../../src/engine/api.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { promptTokens, renderPrompt } from "../../src/graph/prompt.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 function completedToolParts(messages: Message[]): Part[] {
   return messages.flatMap((m) => m.parts.filter((p) => p.type === "tool" && p.state?.status === "completed"));
@@ -59,7 +60,7 @@ export function contextEditing(trigger = 100_000, keep = 3): Pruner {
   return {
     transform(messages) {
       explained = [];
-      if (promptTokens(renderPrompt(messages)) <= trigger) return;
+      if (promptTokens(renderPrompt(messages, OPENCODE)) <= trigger) return;
       const parts = messages.flatMap((m) => m.parts.filter((p) => p.type === "tool"));
       const cleared = parts.slice(0, Math.max(0, parts.length - keep)).filter((p) => p.state?.status === "completed");
       cleared.forEach(clearOutput);

@@ -7,6 +7,7 @@ import type { Message } from "../../src/graph/types.js";
 import { comparePrompts, deepCopy, replaySession } from "../../src/sim/replay.js";
 import { msg, numberedLines, session, text, tool } from "./build.js";
 import { mask, native } from "./reference-baselines.js";
+import { OPENCODE } from "../../src/host/profile.js";
 
 const recorded = session([
   msg("u1", "user", [text("p1", "start")]),
@@ -21,7 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("replaySession", () => {
   it("makes one call per assistant message, its context being the messages before it", () => {
-    const calls = [...replaySession(recorded)];
+    const calls = [...replaySession(recorded, { host: OPENCODE, host: OPENCODE })];
     expect(calls.map((c) => c.index)).toEqual([1, 2, 4]);
     expect(calls.map((c) => c.context.map((m) => m.info.id))).toEqual([["u1"], ["u1", "a1"], ["u1", "a1", "a2", "u2"]]);
     expect(calls.every((c) => c.transformMs === 0 && c.explain.length === 0)).toBe(true);
@@ -37,7 +38,7 @@ describe("replaySession", () => {
       systemPrompt: () => "",
       explain: () => [],
     };
-    const calls = [...replaySession(recorded, { pruner: () => clearEverything })];
+    const calls = [...replaySession(recorded, { host: OPENCODE, pruner: () => clearEverything })];
     expect(calls[1].units.map((u) => u.text)).toContain("gone");
     expect(recorded.messages[1].parts[0].state?.output).toBe("A");
     expect(seen[1][1]).not.toBe(recorded.messages[1]);
@@ -47,9 +48,9 @@ describe("replaySession", () => {
   it("creates the pruner once per session, or before every call in restart mode, and times each transform", () => {
     let created = 0;
     const factory = () => (created++, mask(10));
-    const once = [...replaySession(recorded, { pruner: factory })];
+    const once = [...replaySession(recorded, { host: OPENCODE, pruner: factory })];
     expect(created).toBe(1);
-    [...replaySession(recorded, { pruner: factory, restart: true })];
+    [...replaySession(recorded, { host: OPENCODE, pruner: factory, restart: true })];
     expect(created).toBe(1 + 3);
     expect(once.every((c) => c.transformMs >= 0 && Number.isFinite(c.transformMs))).toBe(true);
   });
@@ -60,7 +61,7 @@ describe("replaySession", () => {
       systemPrompt: (sid) => `notes for ${sid}`,
       explain: () => [{ partId: "t1", messageId: "a1", rule: "r", action: "clear", tokensSaved: 1 }],
     };
-    const [first] = replaySession(recorded, { pruner: () => noting });
+    const [first] = replaySession(recorded, { host: OPENCODE, pruner: () => noting });
     expect(first.units[0]).toEqual({ partId: "(system)", text: "notes for ses_sim" });
     expect(first.explain).toHaveLength(1);
   });
@@ -77,10 +78,10 @@ describe("comparePrompts (restart mode must give the same prompts)", () => {
 
   it("finds no difference for a pruner that restores its state from disk", () => {
     const stateFile = join(dir, "native.json");
-    const restarted = comparePrompts(big, { pruner: () => native() }, { pruner: () => native(stateFile), restart: true });
+    const restarted = comparePrompts(big, { host: OPENCODE, pruner: () => native() }, { host: OPENCODE, pruner: () => native(stateFile), restart: true });
     expect(restarted).toBeNull();
     // And the pruner did act, so the comparison was not trivially equal.
-    const units = [...replaySession(big, { pruner: () => native() })].at(-1)!.units;
+    const units = [...replaySession(big, { host: OPENCODE, pruner: () => native() })].at(-1)!.units;
     expect(units.some((u) => u.text === "[Old tool result content cleared]")).toBe(true);
   });
 
@@ -97,7 +98,7 @@ describe("comparePrompts (restart mode must give the same prompts)", () => {
         explain: () => [],
       };
     };
-    expect(comparePrompts(recorded, { pruner: forgetful }, { pruner: forgetful, restart: true })).toEqual({ index: 2, messageId: "a2", unit: 2 });
+    expect(comparePrompts(recorded, { host: OPENCODE, pruner: forgetful }, { host: OPENCODE, pruner: forgetful, restart: true })).toEqual({ index: 2, messageId: "a2", unit: 2 });
   });
 });
 

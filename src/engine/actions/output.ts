@@ -1,5 +1,5 @@
 // Actions that replace a tool result (or a text part) with something shorter.
-import { toolResultText } from "../../graph/graph.js";
+import { resultText } from "../../graph/graph.js";
 import { describeCall } from "./describe.js";
 import type { ActionApply, Patch } from "./types.js";
 
@@ -45,7 +45,7 @@ export function truncateText(text: string, opts: Record<string, any>): string | 
 
 export const truncate: ActionApply = (node, opts): Patch | undefined => {
   if (node.part.type === "tool") {
-    const t = truncateText(toolResultText(node.part), opts);
+    const t = truncateText(resultText(node), opts);
     return t === undefined ? undefined : { output: t };
   }
   if (typeof node.part.text === "string") {

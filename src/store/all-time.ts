@@ -8,24 +8,15 @@
 import { mkdirSync, openSync, closeSync, fstatSync, readSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import writeFileAtomic from "write-file-atomic";
-import { regretByRule } from "./regret.js";
-import { withLock, type SessionState } from "./state.js";
+import { addTotals, TOTAL_FIELDS, zeroTotals, type RuleTotals } from "../engine/totals.js";
+import type { StatsStore } from "../engine/storage.js";
+import { withLock } from "./lock.js";
 
 export const ALL_TIME_VERSION = 1;
 /** Sessions kept one by one; older ones are folded into `past`. */
 export const MAX_SESSIONS = 500;
 /** Reads stop here: a file this large is not one we wrote. */
 export const MAX_BYTES = 4 * 1024 * 1024;
-
-export interface RuleTotals {
-  /** Prunes that save tokens, and the tokens they take off each request. */
-  parts: number;
-  tokens: number;
-  /** Regret events: restored by the agent, by the user, calls re-run while hidden. */
-  agent: number;
-  user: number;
-  rerun: number;
-}
 
 export interface AllTime {
   version: number;
@@ -34,32 +25,7 @@ export interface AllTime {
   past: { sessions: number; rules: Record<string, RuleTotals> };
 }
 
-const FIELDS = ["parts", "tokens", "agent", "user", "rerun"] as const;
-const zero = (): RuleTotals => ({ parts: 0, tokens: 0, agent: 0, user: 0, rerun: 0 });
 export const emptyAllTime = (): AllTime => ({ version: ALL_TIME_VERSION, sessions: {}, past: { sessions: 0, rules: {} } });
-
-/** A session's totals per rule: its prunes that save tokens (as /acp stats counts them) and its regret events. */
-export function sessionTotals(state: SessionState): Record<string, RuleTotals> {
-  const out: Record<string, RuleTotals> = {};
-  for (const slots of Object.values(state.decisions))
-    for (const d of [slots.output, slots.input]) {
-      if (!d || !(d.tokens > 0)) continue;
-      const t = (out[d.rule] ??= zero());
-      t.parts++;
-      t.tokens += d.tokens;
-    }
-  for (const [rule, c] of regretByRule(state)) Object.assign((out[rule] ??= zero()), { agent: c.agent, user: c.user, rerun: c.rerun });
-  return out;
-}
-
-/** Adds `b`'s totals into `a`, rule by rule. */
-export function addTotals(a: Record<string, RuleTotals>, b: Record<string, RuleTotals>): Record<string, RuleTotals> {
-  for (const [rule, t] of Object.entries(b)) {
-    const sum = (a[rule] ??= zero());
-    for (const f of FIELDS) sum[f] += t[f];
-  }
-  return a;
-}
 
 /** All sessions' totals: the entries and what was folded. */
 export function allTimeTotals(data: AllTime): { sessions: number; rules: Record<string, RuleTotals> } {
@@ -76,8 +42,8 @@ function rulesOf(v: unknown): Record<string, RuleTotals> {
   if (!isObject(v)) return out;
   for (const [rule, t] of Object.entries(v)) {
     if (!isObject(t) || rule === "__proto__") continue;
-    const r = zero();
-    for (const f of FIELDS) r[f] = count(t[f]);
+    const r = zeroTotals();
+    for (const f of TOTAL_FIELDS) r[f] = count(t[f]);
     out[rule] = r;
   }
   return out;
@@ -86,6 +52,7 @@ function rulesOf(v: unknown): Record<string, RuleTotals> {
 /** The file's content, checked field by field (what does not fit is left out); throws when it is not ours. */
 function parse(text: string): AllTime {
   const v = JSON.parse(text) as unknown;
+  if (isObject(v) && typeof v.version === "number" && v.version > ALL_TIME_VERSION) throw new NewerVersion(v.version);
   if (!isObject(v) || v.version !== ALL_TIME_VERSION || !isObject(v.sessions)) throw new Error(`not an all-time stats file of version ${ALL_TIME_VERSION}`);
   const data = emptyAllTime();
   for (const [id, s] of Object.entries(v.sessions)) if (isObject(s) && id !== "__proto__") data.sessions[id] = { at: count(s.at), rules: rulesOf(s.rules) };
@@ -118,13 +85,21 @@ function readBounded(file: string): string | undefined {
   }
 }
 
-/** The all-time stats; a missing file is empty, a broken one is empty with the problem. */
-export function readAllTime(file: string): { data: AllTime; problem?: string } {
+/** A file written by a newer version of the plugin: never misread, never written over. */
+class NewerVersion extends Error {
+  constructor(readonly version: number) {
+    super(`written by a newer version of opencode-acp (format ${version})`);
+  }
+}
+
+/** The all-time stats; a missing file is empty, a broken one (or a newer version's) is empty with the problem. */
+export function readAllTime(file: string): { data: AllTime; problem?: string; newer?: boolean } {
   try {
     const text = readBounded(file);
     return { data: text === undefined ? emptyAllTime() : parse(text) };
   } catch (e) {
-    return { data: emptyAllTime(), problem: `all-time stats ${file} unreadable (${(e as Error).message})` };
+    const newer = e instanceof NewerVersion;
+    return { data: emptyAllTime(), problem: `all-time stats ${file} ${newer ? (e as Error).message : `unreadable (${(e as Error).message})`}`, ...(newer ? { newer } : {}) };
   }
 }
 
@@ -136,6 +111,10 @@ export function recordSession(file: string, sessionID: string, rules: Record<str
   mkdirSync(dirname(file), { recursive: true });
   withLock(file, () => {
     const read = readAllTime(file);
+    if (read.newer) {
+      onProblem?.(`${read.problem}; left as it is, nothing recorded`);
+      return;
+    }
     if (read.problem) {
       const aside = `${file}.bad-${now}`;
       try {
@@ -161,4 +140,15 @@ function fold(data: AllTime): void {
     data.past.sessions++;
     delete data.sessions[id];
   }
+}
+
+/** The all-time stats file as the engine's stats store. */
+export function allTimeStore(file: string): StatsStore {
+  return {
+    record: (sessionID, rules, now, onProblem) => recordSession(file, sessionID, rules, now, onProblem),
+    totals() {
+      const read = readAllTime(file);
+      return { ...allTimeTotals(read.data), problem: read.problem };
+    },
+  };
 }

@@ -1,11 +1,14 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { idFor } from "../../src/engine/ids.js";
-import { addRegret, journalFile, loadState, readState, saveState, newState, stateFile, stateJson } from "../../src/engine/state.js";
-import { appendStep, deepCopy, generateSession } from "./session-gen.js";
+import { addRegret, newState } from "../../src/engine/state.js";
+import { journalFile, loadState, readState, saveState, stateFile, stateJson } from "../../src/store/state-files.js";
+import { JOURNAL_VERSION } from "../../src/store/journal.js";
+import { appendStep, deepCopy, generateSession } from "../engine/session-gen.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 
@@ -19,6 +22,8 @@ const history = (): Message[] => [
 ];
 // The supersede-only preset: the default preset's turn-boundary rules would clear these outputs first.
 const config = { preset: "verbose", tool: true, commit: { minTokens: 1_000_000, breakEven: 0 }, idsFromTokens: 0 };
+/** A session's state files as c75b3a6 wrote them (snapshot + unversioned journal), and the state it read back. */
+const FIXTURE = fileURLToPath(new URL("./fixtures/unversioned", import.meta.url));
 const output = (ms: Message[], id: string) => String(toolPart(ms, id)?.state?.output);
 
 describe("durable state", () => {
@@ -130,12 +135,56 @@ describe("durable state", () => {
     expect(String(errors[0])).toContain("unreadable");
   });
 
-  it("a state file from a newer version is set aside, never misread", () => {
+  it("a state from a newer version is left as it is and never misread: the session runs in memory, with a message", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-newer-"));
-    writeFileSync(stateFile(dir, SID)!, JSON.stringify({ ...newState(SID), version: 99 }));
-    const p = createPruner({ config, stateDir: dir });
+    const file = stateFile(dir, SID)!;
+    const newer = JSON.stringify({ ...newState(SID), version: 99, decisions: { prt_x: "a newer shape" } });
+    writeFileSync(file, newer);
+    const errors: unknown[] = [];
+    const p = createPruner({ config, stateDir: dir, onError: (e) => errors.push(e) });
     expect(p.state(SID).decisions).toEqual({});
-    expect(readdirSync(dir).filter((f) => f.includes(".bad-"))).toHaveLength(1);
+    expect(String(errors[0])).toContain("newer version of opencode-acp (format 99)");
+    p.transform(structuredClone(history()));
+    expect(errors).toHaveLength(1);
+    expect(readdirSync(dir).filter((f) => f.includes(".bad-"))).toHaveLength(0);
+    expect(readFileSync(file, "utf8")).toBe(newer); // not written over
+  });
+
+  it("a journal whose head names a newer format is left as it is, and so is its snapshot", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-newer-journal-"));
+    const a = createPruner({ config, stateDir: dir });
+    a.transform(structuredClone(history()));
+    const journal = journalFile(dir, SID)!;
+    const head = JSON.parse(readFileSync(journal, "utf8").split("\n")[0]);
+    expect(head).toEqual({ journal: expect.any(String), version: JOURNAL_VERSION });
+    const newer = `${JSON.stringify({ ...head, version: JOURNAL_VERSION + 1 })}\n{"s":{"calls":7},"something":"new"}\n`;
+    writeFileSync(journal, newer);
+    const snapshot = readFileSync(stateFile(dir, SID)!, "utf8");
+    const errors: unknown[] = [];
+    const b = createPruner({ config, stateDir: dir, onError: (e) => errors.push(e) });
+    b.transform(structuredClone(history()));
+    expect(String(errors[0])).toContain(`newer version of opencode-acp (format ${JOURNAL_VERSION + 1})`);
+    expect(b.state(SID).calls).toBe(1); // a fresh state, in memory
+    expect(readFileSync(journal, "utf8")).toBe(newer);
+    expect(readFileSync(stateFile(dir, SID)!, "utf8")).toBe(snapshot);
+    expect(readState(dir, SID)).toBeUndefined(); // nor read by the merge of a save
+  });
+
+  it("reads a state written before journals had a version (fixture written by c75b3a6) as that code read it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-unversioned-"));
+    cpSync(FIXTURE, dir, { recursive: true });
+    const expected = JSON.parse(readFileSync(join(dir, "expected-state.json"), "utf8"));
+    expect(readFileSync(journalFile(dir, "ses_gen5")!, "utf8").split("\n")[0]).not.toContain("version");
+    expect(readState(dir, "ses_gen5")).toEqual(expected);
+    const errors: unknown[] = [];
+    expect(loadState(dir, "ses_gen5", (m) => errors.push(m))).toEqual(expected);
+    expect(errors).toEqual([]);
+    // and carries on from it: the next save writes a versioned journal
+    const p = createPruner({ preset: "compact", stateDir: dir, config: { idsFromTokens: 0 } });
+    expect(p.state("ses_gen5").decisions).toEqual(expected.decisions);
+    expect(saveState(dir, p.state("ses_gen5"))).toBe(false);
+    expect(JSON.parse(readFileSync(journalFile(dir, "ses_gen5")!, "utf8").split("\n")[0]).version).toBe(JOURNAL_VERSION);
+    expect(readState(dir, "ses_gen5")).toEqual({ ...expected, rev: expected.rev + 1, journal: expect.any(String) });
   });
 
   it("session ids never become paths outside the state folder", () => {

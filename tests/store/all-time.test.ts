@@ -9,7 +9,8 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
-import { allTimeTotals, MAX_BYTES, MAX_SESSIONS, readAllTime, recordSession, sessionTotals, type RuleTotals } from "../../src/engine/all-time.js";
+import { sessionTotals, type RuleTotals } from "../../src/engine/totals.js";
+import { allTimeTotals, MAX_BYTES, MAX_SESSIONS, readAllTime, recordSession } from "../../src/store/all-time.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, replay, SID, user } from "../helpers/session.js";
 
@@ -49,7 +50,7 @@ describe("all-time stats file", () => {
   });
 
   it("a broken, foreign or huge file is reported and set aside, and a new one begins", () => {
-    for (const bad of ["{not json", JSON.stringify({ version: 99, sessions: {} }), JSON.stringify({ version: 1, sessions: {}, pad: "x".repeat(MAX_BYTES) })]) {
+    for (const bad of ["{not json", JSON.stringify({ version: 0, sessions: {} }), JSON.stringify({ version: 1, sessions: {}, pad: "x".repeat(MAX_BYTES) })]) {
       const file = fileIn();
       recordSession(file, "ses_x", {}, 0); // creates the folder
       writeFileSync(file, bad);
@@ -63,6 +64,19 @@ describe("all-time stats file", () => {
     }
   });
 
+  it("a file of a newer format is left as it is: nothing recorded, the problem reported", () => {
+    const file = fileIn();
+    recordSession(file, "ses_x", {}, 0);
+    const newer = JSON.stringify({ version: 2, sessions: { ses_a: { at: 1, rules: { r: { parts: 1, tokens: 7 } } } }, past: { sessions: 0, rules: {} } });
+    writeFileSync(file, newer);
+    const problems: string[] = [];
+    recordSession(file, "ses_b", { r: totals(1, 3) }, 5, (m) => problems.push(m));
+    expect(problems).toEqual([expect.stringContaining("newer version of opencode-acp (format 2); left as it is")]);
+    expect(readFileSync(file, "utf8")).toBe(newer);
+    expect(readdirSync(join(file, "..")).some((f) => f.includes(".bad-"))).toBe(false);
+    expect(readAllTime(file).problem).toContain("newer version");
+  });
+
   it("values that are not counts are left out, never trusted", () => {
     const file = fileIn();
     recordSession(file, "ses_x", {}, 0);
@@ -72,7 +86,7 @@ describe("all-time stats file", () => {
 
   it("two processes recording different sessions at the same time lose none of them (lock + atomic write)", async () => {
     const file = fileIn();
-    const module = fileURLToPath(new URL("../../src/engine/all-time.ts", import.meta.url));
+    const module = fileURLToPath(new URL("../../src/store/all-time.ts", import.meta.url));
     const script = `import { recordSession } from ${JSON.stringify(module)};
       const [file, who] = process.argv.slice(-2);
       for (let i = 0; i < 40; i++) recordSession(file, "ses_" + who + i, { r: { parts: 1, tokens: 1, agent: 0, user: 0, rerun: 0 } }, Date.now());`;
