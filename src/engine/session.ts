@@ -9,7 +9,7 @@ import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { decisionsOf, type SessionState } from "./state.js";
 import { getPath } from "../lang/path.js";
-import type { ConditionNode } from "../lang/condition.js";
+import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
@@ -128,7 +128,7 @@ export class SessionRuntime {
       return k;
     });
     this.types = rules.rules.map((r) => ({ when: requiredTypes(r.ast.when), by: requiredTypes(r.ast.by) }));
-    this.tracksUse = rules.rules.some((r) => /"fact":"idle(Turns|Calls)"/.test(JSON.stringify(r.spec.when)));
+    this.tracksUse = rules.rules.some((r) => readsUse(r.ast.when) || readsUse(r.ast.by));
     this.keyVals = new Array(slots.size).fill(undefined);
     this.keyPart = new Array(slots.size).fill(undefined);
     this.reset();
@@ -375,6 +375,14 @@ export class SessionRuntime {
     }
     open.length = kept;
   }
+}
+
+/** Facts that read when parts were last in use (engine/use.ts): tracked only when a rule reads one. */
+const USE_FACTS = new Set(["idleTurns", "idleCalls"]);
+
+/** A condition reads a use fact: as a leaf's fact or as a fact its value refers to. */
+function readsUse(cond: ConditionNode | undefined): boolean {
+  return cond !== undefined && leaves(cond).some((l) => USE_FACTS.has(l.fact?.fact ?? "") || USE_FACTS.has(l.ref?.fact ?? ""));
 }
 
 /** The part type each id kind names (ids.ts idKind). */

@@ -20,6 +20,7 @@ function ctx(over: Partial<FactContext> = {}): FactContext {
     isProtected: () => false,
     supersededRule: () => undefined,
     idleTurns: () => 0,
+    idleCalls: () => 0,
     decidedRule: () => undefined,
     ...over,
   };

@@ -250,6 +250,7 @@ function probeContext(): FactContext {
     isProtected: (n) => n.index % 3 === 0,
     supersededRule: (n) => (n.index % 5 === 0 ? "identical-call" : undefined),
     idleTurns: (n) => n.ageTurns,
+    idleCalls: (n) => n.ageCalls,
     decidedRule: (n) => (n.index % 7 === 0 ? "large-output-head-tail" : undefined),
   };
 }

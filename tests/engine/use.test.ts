@@ -84,3 +84,23 @@ describe("idleCalls", () => {
     expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), other(2), named, other(3)], 1)).toBe(1);
   });
 });
+
+describe("use tracking in the runtime", () => {
+  it("is on for a rule that reads idleTurns only as a fact reference in a value (the parsed tree decides, not the rule text)", async () => {
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { createPruner } = await import("../../src/index.js");
+    const { assistant, bigText, user } = await import("../helpers/session.js");
+    const dir = mkdtempSync(join(tmpdir(), "acp-use-"));
+    const file = join(dir, "used-again.yaml");
+    // true only when the part was used after its own call (idle < age): never, if use were not tracked
+    writeFileSync(file, `rules:\n  used-again:\n    phase: age\n    description: test\n    when:\n      all:\n        - { fact: tool, operator: equal, value: read }\n        - { fact: ageTurns, operator: greaterThan, value: { fact: idleTurns } }\n    then: { action: clear }\n`);
+    const h = [user("look"), assistant([{ tool: "read", input: { filePath: "/src/app.ts" }, output: bigText("app"), id: "prt_first" }]), user("fix it"), assistant([{ tool: "edit", input: { filePath: "/src/app.ts", oldString: "a", newString: "b" }, output: "Edit applied", id: "prt_second" }]), user("thanks")];
+    const p = createPruner({ preset: "verbose", rules: [file], config: { commit: { minTokens: 0 } } });
+    const copy = structuredClone(h);
+    p.transform(copy);
+    const out = copy[1].parts.find((x) => x.id === "prt_first")?.state?.output;
+    expect(String(out)).toContain("output cleared");
+  });
+});

@@ -138,7 +138,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     const promptTokens = () => (size ??= promptTokensOf(g));
     for (const n of g.nodes)
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => n.ageTurns, promptTokens };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => n.ageTurns, idleCalls: (n) => n.ageCalls, promptTokens };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;
