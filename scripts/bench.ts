@@ -3,7 +3,9 @@
 //   corpus    the largest corpus session by messages, replayed call by call (balanced preset)
 //   generated 2,000 messages / 10,000 tool parts / 1,000 turns: a cold full pass, then calls that
 //             add 5 parts in the current turn or in a new turn, on a warm history
-// Targets (issue): corpus median ≤ 1 ms, incremental ≤ 2 ms, cold ≤ 50 ms.
+// Targets (issue 15, one run so that machine noise cancels): corpus median ≤ 1 ms; incremental
+// ≤ 1.5 × the `least exact check + writes` row. The targets against main before the redesign
+// (incremental ≤ 1.25 ×, cold ≤ 1.1 ×) need both builds in one process: npm run bench:ab.
 // Wall time is judged against the targets; CPU time (process.cpuUsage, all threads) is printed
 // beside it because other load on the machine inflates wall time (the load average is printed),
 // and so is the garbage collection that fell inside the timed calls (V8 "gc" entries).
@@ -173,8 +175,7 @@ async function mainBench() {
   const peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
   const targets = {
     "corpus median ≤ 1 ms": corpusStats.perCall.median <= 1,
-    "incremental median ≤ 2 ms (same turn and new turn)": generated.sameTurnPlus5.median <= 2 && generated.newTurnPlus5.median <= 2,
-    "cold ≤ 50 ms (generated full pass, median)": generated.coldFullPass.median <= 50,
+    "incremental median ≤ 1.5 × least exact check (same turn and new turn)": Math.max(generated.sameTurnPlus5.median, generated.newTurnPlus5.median) <= 1.5 * generated.leastExactCheck.median,
   };
   const result = { node: process.version, preset: PRESET, copies: FRESH ? "json" : "shared-strings", loadavg: load(), corpus: corpusStats, generated, peakRssMB, targets };
 
