@@ -1,5 +1,6 @@
 // npm run bench:host [-- --turns 10 --steps 3 --calls 10 --rounds 12 --json out.json]: the
 // plugin's share of a request in the real host. Not part of npm test (about two minutes).
+// --dump session.json writes the stored session (the host's messages) for profiling offline.
 //
 // One `opencode serve` (the pinned opencode-ai binary, tests/e2e/harness.ts) with the fake model
 // answering at once builds a long session: `turns` user prompts, each answered by `steps` steps
@@ -236,6 +237,8 @@ async function main() {
     const stored = await host.messages(session.id);
     const parts = stored.reduce((s, m) => s + m.parts.length, 0);
     const jsonMB = round2(JSON.stringify(stored).length / 1024 / 1024);
+    const dump = args.indexOf("--dump");
+    if (dump >= 0) writeFileSync(args[dump + 1], JSON.stringify(stored)); // for offline profiling of the pruner
     // warm request each way, then the timed rounds, alternating which goes first
     await host.timed(session.id, true, 0);
     await host.timed(session.id, false, 0);
