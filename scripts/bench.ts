@@ -3,7 +3,9 @@
 //   corpus    the largest corpus session by messages, replayed call by call (balanced preset)
 //   generated 2,000 messages / 10,000 tool parts / 1,000 turns: a cold full pass, then calls that
 //             add 5 parts in the current turn or in a new turn, on a warm history
-// Targets (issue): corpus median ≤ 1 ms, incremental ≤ 2 ms, cold ≤ 50 ms.
+// Targets (issue 15, one run so that machine noise cancels): corpus median ≤ 1 ms; incremental
+// ≤ 1.5 × the `least exact check + writes` row. The targets against main before the redesign
+// (incremental ≤ 1.25 ×, cold ≤ 1.1 ×) need both builds in one process: npm run bench:ab.
 // Wall time is judged against the targets; CPU time (process.cpuUsage, all threads) is printed
 // beside it because other load on the machine inflates wall time (the load average is printed),
 // and so is the garbage collection that fell inside the timed calls (V8 "gc" entries).
@@ -18,73 +20,22 @@
 // the figures.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { performance, PerformanceObserver } from "node:perf_hooks";
 import { createPruner, OPENCODE } from "../src/index.js";
 import { buildGraph } from "../src/graph/graph.js";
 import type { Message } from "../src/graph/types.js";
-import { appendStep, callIndexes, CORPUS_DIR, corpusSession, deepCopy, generateSession } from "../tests/engine/session-gen.js";
+import { appendStep, callIndexes, CORPUS_DIR, corpusSession, generateSession } from "../tests/engine/session-gen.js";
+import { copier, countParts, countTools, dropPendingSamples, gc, leastCheck, loadAverage as load, measure, round, settleGc, stats, type Sample, type Stats } from "./bench-lib.js";
 
 const PRESET = "balanced";
 const CORPUS_FILE = join(CORPUS_DIR, "c7d2069e-c561-4759-8adf-b0745be78c29.json");
 const REPEATS = 40;
 
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const FRESH = process.argv.includes("--fresh");
 /** The copy OpenCode would hand the hook (see --fresh). */
-const copyOf = <T>(v: T): T => (FRESH ? (JSON.parse(JSON.stringify(v)) as T) : deepCopy(v));
-const round = (x: number) => Math.round(x * 1000) / 1000;
-const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
-
-// Garbage collection inside the timed windows: V8 reports each pause as a "gc" entry, delivered
-// asynchronously, so the windows are matched with the entries at the end (settleGc).
-const gcPauses: { start: number; duration: number }[] = [];
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) gcPauses.push({ start: e.startTime, duration: e.duration });
-}).observe({ entryTypes: ["gc"] });
-const windows: { start: number; end: number; sample: Sample }[] = [];
-async function settleGc(): Promise<void> {
-  await new Promise((r) => setTimeout(r, 50));
-  for (const w of windows) w.sample.gc = gcPauses.filter((p) => p.start >= w.start && p.start < w.end).reduce((s, p) => s + p.duration, 0);
-  windows.length = 0;
-}
-
-interface Sample {
-  wall: number;
-  cpu: number;
-  /** Garbage collection pauses that started inside the call. */
-  gc: number;
-}
-interface Stats {
-  n: number;
-  median: number;
-  p95: number;
-  max: number;
-  cpuMedian: number;
-  gcMedian: number;
-}
-function stats(xs: Sample[]): Stats {
-  const q = (vs: number[], p: number) => {
-    const s = [...vs].sort((a, b) => a - b);
-    return round(s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)]);
-  };
-  const wall = xs.map((x) => x.wall);
-  return { n: xs.length, median: q(wall, 0.5), p95: q(wall, 0.95), max: q(wall, 1), cpuMedian: q(xs.map((x) => x.cpu), 0.5), gcMedian: q(xs.map((x) => x.gc), 0.5) };
-}
-
-/** Times `fn` (wall and CPU); the garbage collection inside it is filled in by settleGc. */
-function measure(fn: () => void): Sample {
-  const c = process.cpuUsage();
-  const start = performance.now();
-  fn();
-  const end = performance.now();
-  const used = process.cpuUsage(c);
-  const sample = { wall: end - start, cpu: (used.user + used.system) / 1000, gc: 0 };
-  windows.push({ start, end, sample });
-  return sample;
-}
+const copyOf = copier(FRESH);
 
 /** One timed transform on a fresh copy (the copy is not timed). */
 function timed(pruner: ReturnType<typeof createPruner>, messages: Message[]): Sample {
@@ -120,8 +71,6 @@ function corpusBench() {
   };
 }
 
-const countParts = (ms: Message[]) => ms.reduce((s, m) => s + m.parts.length, 0);
-const countTools = (ms: Message[]) => ms.reduce((s, m) => s + m.parts.filter((p) => p.type === "tool").length, 0);
 
 /** A cold full pass (new pruners), then calls adding 5 parts in the current turn or a new turn. */
 function sessionBench(base: Message[], coldRuns: number, repeats: number) {
@@ -164,40 +113,6 @@ function sessionBench(base: Message[], coldRuns: number, repeats: number) {
   const sessionID = base[0].info.sessionID;
   const decided = new Set(Object.keys(p.state(sessionID).decisions));
   return { cold, same, turn, persisted, history, decided, decisions: decided.size, rebuilt: p.lastCall(sessionID)?.rebuilt ?? null };
-}
-
-/** Status and compaction mark of a part as one number (0: no state). */
-const statusCode = (part: Message["parts"][number]) => {
-  const st = part.state;
-  return st ? (st.status === "completed" ? 1 : st.status === "error" ? 2 : 3) + (st.time?.compacted ? 4 : 0) : 0;
-};
-
-/** leastCheck(history, decided)(copy): the floor of an exact incremental call (see mainBench). */
-function leastCheck(history: Message[], decided: Set<string>): (copy: Message[]) => void {
-  const ids: string[] = [];
-  const codes: number[] = [];
-  const texts: number[] = [];
-  const writes: (string | undefined)[] = [];
-  for (const m of history)
-    for (const part of m.parts) {
-      ids.push(part.id);
-      codes.push(statusCode(part));
-      texts.push(typeof part.text === "string" ? part.text.length : -1);
-      writes.push(decided.has(part.id) ? "[pruned]" : undefined);
-    }
-  return (copy) => {
-    let i = 0;
-    for (const m of copy)
-      for (const part of m.parts) {
-        const t = part.text;
-        if (part.id !== ids[i] || statusCode(part) !== codes[i] || (typeof t === "string" ? t.length : -1) !== texts[i]) throw new Error("the copy differs");
-        const w = writes[i++];
-        if (w !== undefined) {
-          if (part.state) part.state.output = w;
-          else part.text = w;
-        }
-      }
-  };
 }
 
 async function mainBench() {
@@ -260,8 +175,7 @@ async function mainBench() {
   const peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
   const targets = {
     "corpus median ≤ 1 ms": corpusStats.perCall.median <= 1,
-    "incremental median ≤ 2 ms (same turn and new turn)": generated.sameTurnPlus5.median <= 2 && generated.newTurnPlus5.median <= 2,
-    "cold ≤ 50 ms (generated full pass, median)": generated.coldFullPass.median <= 50,
+    "incremental median ≤ 1.5 × least exact check (same turn and new turn)": Math.max(generated.sameTurnPlus5.median, generated.newTurnPlus5.median) <= 1.5 * generated.leastExactCheck.median,
   };
   const result = { node: process.version, preset: PRESET, copies: FRESH ? "json" : "shared-strings", loadavg: load(), corpus: corpusStats, generated, peakRssMB, targets };
 
@@ -323,7 +237,7 @@ function caseHistory(name: ScaleCase): Message[] {
 
 async function runCase(name: ScaleCase): Promise<CaseResult> {
   sessionBench(generateSession({ seed: 3, turns: 200, stepsPerTurn: 1, toolsPerStep: 10 }), 2, 5); // warm the JIT, untimed
-  windows.length = 0;
+  dropPendingSamples();
   const base = caseHistory(name);
   const big = name === "output50mb";
   const r = sessionBench(base, big ? 5 : 3, big ? 10 : 10);
