@@ -3,7 +3,7 @@
 // value makes the whole key undefined, so the part joins no group; `{x?}` makes it optional.
 import type { PartNode } from "../graph/graph.js";
 import { getPath } from "../lang/path.js";
-import { KEY_FILTERS, KeyError, type KeyTemplate, parseKey, stableJson } from "../lang/key.js";
+import { KEY_FILTERS, KeyError, type KeyTemplate, parseKey, sortedJson, stableJson } from "../lang/key.js";
 import { factByName, type FactContext } from "./facts.js";
 
 /** Strings shorter than this stay inline in a group name; longer ones (up to 1M chars) are interned. */
@@ -33,36 +33,14 @@ function groupOfInput(prefix: string, input: unknown, key: () => string | undefi
   return `E${prefix}${internedJson(input, strings)}`;
 }
 
-/** stableJsonSlow with long strings (values, not keys) as #<id>. */
+/** stableJson with long strings (values, not keys) as #<id>. */
 function internedJson(v: unknown, strings: Map<string, number>): string {
-  if (typeof v === "string") {
-    if (v.length < INTERN_MIN || v.length > INTERN_MAX) return JSON.stringify(v);
-    let id = strings.get(v);
-    if (id === undefined) strings.set(v, (id = strings.size));
+  return sortedJson(v, (str) => {
+    if (str.length < INTERN_MIN || str.length > INTERN_MAX) return JSON.stringify(str);
+    let id = strings.get(str);
+    if (id === undefined) strings.set(str, (id = strings.size));
     return `#${id}`;
-  }
-  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
-  if (Array.isArray(v)) {
-    let s = "[";
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) s += ",";
-      if (i in v) s += internedJson(v[i], strings);
-    }
-    return `${s}]`;
-  }
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  for (let i = 1; i < keys.length; i++)
-    if (keys[i - 1] > keys[i]) {
-      keys.sort();
-      break;
-    }
-  let s = "{";
-  for (let i = 0; i < keys.length; i++) {
-    if (i > 0) s += ",";
-    s += `${JSON.stringify(keys[i])}:${internedJson(o[keys[i]], strings)}`;
-  }
-  return `${s}}`;
+  });
 }
 
 type Segment = string | ((n: PartNode, c: FactContext) => string | undefined);

@@ -2,9 +2,8 @@
 import { buildGraph, tokensOf, type Graph } from "../graph/graph.js";
 import type { Message } from "../graph/types.js";
 import type { ExplainEntry, Pruner, TransformOptions } from "./api.js";
-import { defaultConfig, type ConfigLayer } from "../rules/config.js";
+import { defaultConfig, layersSetTool, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
-import { presetTool } from "../rules/presets.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
@@ -106,10 +105,10 @@ export function createPruner(options: PrunerOptions): AcpPruner {
   const tags = idTags(host.idTag);
   const config: AcpConfig = { ...defaultConfig(), ...options.config };
   if (options.preset) config.preset = options.preset;
-  // unless the configuration says, the preset decides whether the model is offered context_prune
-  if (options.config?.tool === undefined && !options.layers?.some((l) => l.data?.tool !== undefined)) config.tool = presetTool(config.preset);
   if (options.rules) config.ruleFiles = [...config.ruleFiles, ...options.rules];
   const resolved = resolveRules({ config, layers: options.layers, ruleDirs: options.ruleDirs });
+  // unless the configuration says, the preset decides whether the model is offered context_prune
+  if (options.config?.tool === undefined && !layersSetTool(options.layers)) config.tool = resolved.presetTool ?? true;
   const problems = [...resolved.problems];
   let ruleSet: CompiledRuleSet;
   try {

@@ -7,7 +7,7 @@ import { factDecl, type FactDecl } from "./facts.js";
 export function stableJson(v: unknown): string {
   // Plain JSON data with keys already in order (the common case) is exactly what JSON.stringify
   // writes, in one native call; anything else takes the general path.
-  return isPlainSorted(v, 0) && !prototypesHaveToJSON() ? JSON.stringify(v) : stableJsonSlow(v);
+  return isPlainSorted(v, 0) && !prototypesHaveToJSON() ? JSON.stringify(v) : sortedJson(v);
 }
 
 const prototypesHaveToJSON = () => typeof (Object.prototype as any).toJSON === "function" || typeof (Array.prototype as any).toJSON === "function";
@@ -30,13 +30,19 @@ function isPlainSorted(v: unknown, depth: number): boolean {
   return true;
 }
 
-function stableJsonSlow(v: unknown): string {
+/**
+ * JSON with object keys sorted (undefined and functions as null, holes empty), each string value
+ * written by `str` when given (object keys always as JSON strings): stableJson's general path, and
+ * the engine's key groups with long strings interned (engine/key.ts).
+ */
+export function sortedJson(v: unknown, str?: (s: string) => string): string {
+  if (str !== undefined && typeof v === "string") return str(v);
   if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
   if (Array.isArray(v)) {
     let s = "[";
     for (let i = 0; i < v.length; i++) {
       if (i > 0) s += ",";
-      if (i in v) s += stableJsonSlow(v[i]); // a hole stays empty, as Array#map + join leave it
+      if (i in v) s += sortedJson(v[i], str); // a hole stays empty, as Array#map + join leave it
     }
     return `${s}]`;
   }
@@ -50,7 +56,7 @@ function stableJsonSlow(v: unknown): string {
   let s = "{";
   for (let i = 0; i < keys.length; i++) {
     if (i > 0) s += ",";
-    s += `${JSON.stringify(keys[i])}:${stableJsonSlow(o[keys[i]])}`;
+    s += `${JSON.stringify(keys[i])}:${sortedJson(o[keys[i]], str)}`;
   }
   return `${s}}`;
 }

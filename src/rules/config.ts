@@ -98,6 +98,11 @@ export function parseConfigDoc(doc: SourceDoc): { data?: Partial<AcpConfig>; pro
   return problems.some((p) => p.severity === "error") ? { problems } : { data: doc.data as Partial<AcpConfig>, problems };
 }
 
+/** Whether a config layer sets `tool`; if none does, the preset decides (presetTool). */
+export function layersSetTool(layers: ConfigLayer[] | undefined): boolean {
+  return layers?.some((l) => l.data?.tool !== undefined) === true;
+}
+
 export function loadConfig(loc: ConfigLocations, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const config = defaultConfig();
   const problems: Problem[] = [];
@@ -116,6 +121,6 @@ export function loadConfig(loc: ConfigLocations, env: NodeJS.ProcessEnv = proces
     problems.push(...ruleFiles.problems);
     merge(config, { ...parsed.data, ruleFiles: ruleFiles.files });
   }
-  if (!layers.some((l) => l.data?.tool !== undefined)) config.tool = presetTool(config.preset);
+  if (!layersSetTool(layers)) config.tool = presetTool(config.preset);
   return { config, problems, layers, ruleDirs };
 }

@@ -14,6 +14,8 @@ export interface ResolvedRules {
   all: { spec: RuleSpec; on: boolean }[];
   commit: CommitPolicy;
   presetName: string;
+  /** The preset's `tool` (the default of the config's `tool` under it); undefined: not set. */
+  presetTool?: boolean;
   problems: Problem[];
 }
 
@@ -68,5 +70,5 @@ export function resolveRules(input: ResolveInput): ResolvedRules {
   }
   commit = { ...commit, ...config.commit };
   const all = [...map.values()].filter((e) => loadedIds.has(e.spec.id));
-  return { rules: all.filter((e) => e.on).map((e) => e.spec), all, commit, presetName: preset?.name ?? config.preset, problems };
+  return { rules: all.filter((e) => e.on).map((e) => e.spec), all, commit, presetName: preset?.name ?? config.preset, presetTool: preset?.tool, problems };
 }
