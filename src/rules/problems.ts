@@ -1,4 +1,6 @@
 // One problem shape for every layer (YAML syntax, schema, semantics), ESLint/Spectral style.
+import { distance } from "fastest-levenshtein";
+
 export interface Problem {
   file: string;
   line: number;
@@ -17,15 +19,6 @@ export class ProblemError extends Error {
 }
 
 export const formatProblem = (p: Problem) => `${p.file}:${p.line}:${p.col}: ${p.severity}: ${p.message} (${p.ruleId})`;
-
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++)
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-  return d[a.length][b.length];
-}
 
 /** " (did you mean "x"?)" when a known name is close, else "". */
 export function didYouMean(word: string, known: Iterable<string>): string {
