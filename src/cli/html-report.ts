@@ -2,6 +2,8 @@
 // scripts, no network) with the figures of docs/simulate.md: prompt size and cache-reused share per
 // call, totals (with the cost of recovering lost quotes), the per-rule breakdown and the quote-loss events. Pure functions from results to a string;
 // every text that comes from a session (ids, file names, quoted lines, rule names) is escaped.
+import { scaleLinear, type ScaleLinear } from "d3-scale";
+import { line } from "d3-shape";
 import { ANTHROPIC_CACHE, RECOVERY_LIMIT_PCT, relativeTo, type Figures, type QuoteLoss, type SessionFigures } from "../sim/index.js";
 import type { StrategyResult } from "./strategy-result.js";
 
@@ -597,8 +599,8 @@ function sessionShareChart(ctx: Ctx, box: Box): string {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// A hand-written SVG line chart: axes with nice ticks, one <path class="series"> per strategy, hover
-// bands whose <title> is the tooltip, optional markers.
+// An SVG line chart on d3-scale (nice domains and ticks) and d3-shape (paths): one <path class="series">
+// per strategy, hover bands whose <title> is the tooltip, optional markers.
 
 type Pt = [number, number];
 
@@ -644,13 +646,15 @@ export function lineChart(spec: ChartSpec): string {
   const ph = height - m.top - m.bottom;
   const y0 = spec.y.min, y1 = spec.y.max === spec.y.min ? spec.y.min + 1 : spec.y.max;
   const x0 = spec.x.min, x1 = spec.x.max === spec.x.min ? spec.x.min + 1 : spec.x.max;
-  const yTicks = niceTicks(y0, y1, Math.max(3, Math.round(ph / 45)));
-  const yTop = Math.max(y1, yTicks[yTicks.length - 1] ?? y1);
-  const yBottom = Math.min(y0, yTicks[0] ?? y0);
-  const sx = (v: number) => m.left + ((v - x0) / (x1 - x0)) * pw;
-  const sy = (v: number) => m.top + ph - ((v - yBottom) / (yTop - yBottom)) * ph;
-  const xTicks = niceTicks(Math.max(x0, spec.x.integer ? Math.ceil(x0) : x0), x1, Math.max(2, Math.round(pw / 80)), spec.x.integer).filter((v) => v >= x0 && v <= x1);
-
+  const y = niceScale(y0, y1, Math.max(3, Math.round(ph / 45)));
+  const yTicks = y.ticks;
+  const yBottom = y.scale.domain()[0];
+  const ys = y.scale.range([m.top + ph, m.top]);
+  const xs = scaleLinear().domain([x0, x1]).range([m.left, m.left + pw]);
+  const sx = (v: number) => xs(v);
+  const sy = (v: number) => ys(v);
+  const xTicks = niceScale(x0, x1, Math.max(2, Math.round(pw / 80)), spec.x.integer).ticks.filter((v) => v >= x0 && v <= x1);
+  const path = line<Pt>().x(([x]) => sx(x)).y(([, v]) => sy(v)).digits(1);
   const out: string[] = [];
   out.push(`<svg class="chart" data-chart="${esc(spec.id)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(spec.y.label)} by ${esc(spec.x.label)}">`);
   // Shaded bands (sessions) under everything.
@@ -669,7 +673,7 @@ export function lineChart(spec: ChartSpec): string {
       out.push(`<g class="dots" data-strategy="${esc(s.name)}" fill="none" stroke="${st.color}" stroke-width="${s.name === "none" ? 3 : 1.6}"><title>${esc(s.name)}</title>${points.map(([x, y]) => `<circle cx="${f1(sx(x))}" cy="${f1(sy(y))}" r="${f1(r)}"/>`).join("")}</g>`);
       continue;
     }
-    const d = points.length ? points.map(([x, y], k) => `${k ? "L" : "M"}${f1(sx(x))} ${f1(sy(y))}`).join("") : "";
+    const d = points.length ? (path(points) ?? "") : "";
     out.push(
       `<path class="series" data-strategy="${esc(s.name)}" d="${d}" fill="none" stroke="${st.color}" stroke-width="${st.width}" stroke-linejoin="round" stroke-linecap="round"${st.dash ? ` stroke-dasharray="${st.dash}"` : ""}><title>${esc(s.name)}</title></path>`,
     );
@@ -684,19 +688,14 @@ export function lineChart(spec: ChartSpec): string {
   return out.join("\n");
 }
 
-/** Round tick values (1, 2, 2.5, 5 × 10^k) in about `count` steps, from the last at or below min to the first at or above max. */
-export function niceTicks(min: number, max: number, count: number, integer = false): number[] {
-  if (!(max > min) || !Number.isFinite(min) || !Number.isFinite(max)) return [min];
-  const raw = (max - min) / Math.max(1, count);
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const steps = integer && mag < 10 ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10];
-  let step = steps.map((k) => k * mag).find((s) => s >= raw) ?? 10 * mag;
-  if (integer) step = Math.max(1, Math.round(step));
-  const ticks: number[] = [];
-  const first = Math.floor(min / step + 1e-9) * step;
-  const last = Math.ceil(max / step - 1e-9) * step;
-  for (let v = first; v <= last + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
-  return ticks;
+/** A linear scale whose domain is widened to round values covering [min, max], with its ticks (about `count`; whole numbers only if `integer`). */
+export function niceScale(min: number, max: number, count: number, integer = false): { scale: ScaleLinear<number, number>; ticks: number[] } {
+  const scale = scaleLinear().domain([min, max]);
+  if (!(max > min) || !Number.isFinite(min) || !Number.isFinite(max)) return { scale, ticks: [min] };
+  scale.nice(count);
+  // d3 steps are 1, 2, 5 x 10^k: on an integer axis a step below 1 leaves the whole ticks
+  const ticks = scale.ticks(count).filter((t) => !integer || Number.isInteger(t));
+  return { scale, ticks };
 }
 
 // ---------------------------------------------------------------------------------------------------

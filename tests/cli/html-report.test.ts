@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { htmlReport, niceTicks } from "../../src/cli/html-report.js";
+import { htmlReport, niceScale } from "../../src/cli/html-report.js";
 import type { StrategyResult } from "../../src/cli/simulate.js";
 import { sessionsOverLimit, type CallFigures, type Figures, type QuoteLoss, type RuleFigures, type SessionFigures } from "../../src/sim/metrics.js";
 
@@ -251,13 +251,15 @@ describe("htmlReport on a corpus", () => {
   });
 });
 
-describe("niceTicks", () => {
-  it("covers the range with round steps", () => {
-    expect(niceTicks(0, 51721, 6)).toEqual([0, 10000, 20000, 30000, 40000, 50000, 60000]);
-    expect(niceTicks(0, 1, 5)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
-    expect(niceTicks(-21500, 300, 5)).toEqual([-25000, -20000, -15000, -10000, -5000, 0, 5000]);
-    expect(niceTicks(1, 23, 10, true)).toEqual([0, 5, 10, 15, 20, 25]);
-    expect(niceTicks(0.5, 3.5, 10, true)).toEqual([0, 1, 2, 3, 4]);
-    expect(niceTicks(5, 5, 4)).toEqual([5]);
+describe("niceScale", () => {
+  it("widens the domain to round values covering the range, with round ticks", () => {
+    const ticks = (min: number, max: number, count: number, integer?: boolean) => niceScale(min, max, count, integer).ticks;
+    expect(niceScale(0, 51721, 6).scale.domain()).toEqual([0, 60000]);
+    expect(ticks(0, 51721, 6)).toEqual([0, 10000, 20000, 30000, 40000, 50000, 60000]);
+    expect(ticks(0, 1, 5)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
+    expect(ticks(-21500, 300, 5)).toEqual([-25000, -20000, -15000, -10000, -5000, 0, 5000]);
+    expect(ticks(1, 23, 10, true)).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24]);
+    expect(ticks(0.5, 3.5, 10, true)).toEqual([0, 1, 2, 3, 4]);
+    expect(ticks(5, 5, 4)).toEqual([5]);
   });
 });
