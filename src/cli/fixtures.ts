@@ -11,13 +11,15 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, Parser, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, Parser, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
 import { createPruner } from "../engine/pruner.js";
 import { partResultText } from "../graph/graph.js";
 import { OPENCODE } from "../host/profile.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
-import { didYouMean } from "../rules/problems.js";
+import { didYouMean, type Problem } from "../rules/problems.js";
+import { schemaProblems } from "../rules/schemas.js";
+import { parseYamlDocument } from "../rules/source.js";
 import type { AcpConfig, RuleSetting } from "../rules/types.js";
 
 // ── Types ────────────────────────────────────────────────────────────────────────────────
@@ -106,10 +108,6 @@ export interface FixtureResult {
 
 // ── Parsing ──────────────────────────────────────────────────────────────────────────────
 
-const FIXTURE_KEYS = ["rule", "description", "preset", "with", "rules", "config", "ruleFiles", "calls", "expect", "turns"];
-const TURN_KEYS = ["user", "assistant", "id"];
-const PART_KEYS = ["id", "type", "tool", "input", "output", "status", "error", "text", "synthetic", "ignored", "mime", "filename", "url", "compacted", "annotations"];
-const EXPECT_KEYS = ["output", "input", "text", "type", "dropped"];
 const ANNOTATION_LINE = /^\s*(todoruleid|todook|ruleid|ok)\s*:\s*(.*?)\s*$/;
 
 interface CommentToken {
@@ -117,29 +115,38 @@ interface CommentToken {
   source: string;
 }
 
-/** Parse state of one YAML (or JSON) file: locations and the comments still unclaimed. */
+/**
+ * Parse state of one YAML (or JSON) file: the rules' bounded YAML reader (src/rules/source.ts) gives
+ * the Document and locations, schemas/fixture.schema.json the shape; this keeps the comments still
+ * unclaimed by a part.
+ */
 class Source {
-  readonly lc = new LineCounter();
   readonly doc: Document;
   /** Every comment in the file with its offset, from the CST. */
   readonly comments: CommentToken[] = [];
   /** Nodes whose annotation comments were attached to a part (others are misplaced). */
   readonly claimed = new Set<unknown>();
+  private readonly position: (offset: number) => { line: number; col: number };
 
+  /** `shape`: the schema the file's data must match (a fixture, or the map of a .fixed file). */
   constructor(
     readonly file: string,
     readonly text: string,
+    shape: "fixture" | "fixed",
   ) {
-    this.doc = parseDocument(text, { lineCounter: this.lc, schema: "core", customTags: [], uniqueKeys: true, prettyErrors: false });
-    const err = this.doc.errors[0];
-    if (err) throw new FixtureError(this.pos(err.pos[0]), `YAML: ${err.message.split("\n")[0]}`);
+    const parsed = parseYamlDocument(file, text);
+    const bad = parsed.source.problems.find((p) => p.severity === "error");
+    if (bad || !parsed.doc) throw new FixtureError({ file, line: bad?.line ?? 1, col: bad?.col ?? 1 }, `YAML: ${bad?.message ?? "could not be parsed"}`);
+    this.doc = parsed.doc;
+    this.position = parsed.position;
+    const wrong = firstShapeProblem(schemaProblems(shape === "fixture" ? "fixture" : "fixture.schema.json#/definitions/fixed", parsed.source));
+    if (wrong) throw new FixtureError(wrong, wrong.message);
     for (const token of new Parser().parse(text)) collectComments(token, this.comments);
     this.comments.sort((a, b) => a.offset - b.offset);
   }
 
   pos(offset: number): Where {
-    const p = this.lc.linePos(offset);
-    return { file: this.file, line: p.line, col: p.col };
+    return { file: this.file, ...this.position(offset) };
   }
 
   at(node: unknown): Where {
@@ -180,16 +187,13 @@ function collectComments(token: unknown, out: CommentToken[]): void {
   for (const v of Object.values(token)) if (v && typeof v === "object") collectComments(v, out);
 }
 
-function mapOf(src: Source, node: unknown, what: string): YAMLMap {
-  if (!isMap(node)) src.fail(node, `${what} must be a mapping`);
-  return node as YAMLMap;
-}
-
-function checkKeys(src: Source, map: YAMLMap, allowed: string[], what: string): void {
-  for (const pair of map.items) {
-    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-    if (!allowed.includes(key)) src.fail(pair.key, `unknown key "${key}" in ${what}${didYouMean(key, allowed)} (known: ${allowed.join(", ")})`);
-  }
+/**
+ * The schema problem to report: the deepest one (a wrong key or value inside a part, not "the turn
+ * must be a string" from the alternative the value did not take), an unknown key first.
+ */
+function firstShapeProblem(problems: Problem[]): Problem | undefined {
+  const depth = (p: Problem) => (p.pointer ?? "").split("/").length + (p.ruleId === "schema/additionalProperties" ? 0.5 : 0);
+  return [...problems].sort((a, b) => depth(b) - depth(a))[0];
 }
 
 const get = (map: YAMLMap, key: string): YamlNode | undefined => map.get(key, true) as YamlNode | undefined;
@@ -198,11 +202,8 @@ const get = (map: YAMLMap, key: string): YamlNode | undefined => map.get(key, tr
 function stringValue(src: Source, node: YamlNode | undefined, what: string): string | undefined {
   if (node === undefined) return undefined;
   if (isMap(node)) {
-    checkKeys(src, node, ["lines", "width"], `generated ${what}`);
-    const { lines, width = 40 } = src.js(node) as { lines?: unknown; width?: unknown };
-    if (!Number.isInteger(lines) || (lines as number) < 1 || !Number.isInteger(width) || (width as number) < 8)
-      src.fail(node, `generated ${what} needs {lines: N >= 1, width?: W >= 8}`);
-    return generateLines(lines as number, width as number);
+    const { lines, width = 40 } = src.js(node) as { lines: number; width?: number };
+    return generateLines(lines, width);
   }
   const v = src.js(node);
   if (typeof v !== "string") src.fail(node, `${what} must be a string or {lines, width}`);
@@ -248,7 +249,6 @@ function parseAnnotation(text: string, where: Where): { kind: AnnotationKind; id
 /** `annotations: ["ruleid: x"]` inside a part: the way to annotate JSON fixtures (no comments). */
 function inlineAnnotations(src: Source, node: YamlNode | undefined, partId: string): Annotation[] {
   if (node === undefined) return [];
-  if (!isSeq(node)) src.fail(node, `annotations must be a list like ["ruleid: read-supersedes-read"]`);
   return (node as YAMLSeq).items.flatMap((item) => {
     const parsed = parseAnnotation(String(src.js(item)), src.at(item));
     if (!parsed) src.fail(item, `annotation must read "<ruleid|ok|todoruleid|todook>: <rule id>"`);
@@ -258,11 +258,9 @@ function inlineAnnotations(src: Source, node: YamlNode | undefined, partId: stri
 
 function parseExpectations(src: Source, node: YamlNode | undefined): PartExpectation[] {
   if (node === undefined) return [];
-  const map = mapOf(src, node, "expect");
-  return map.items.map((pair) => {
+  return (node as YAMLMap).items.map((pair) => {
     const partId = String(src.js(pair.key));
-    const exp = mapOf(src, pair.value, `expect.${partId}`);
-    checkKeys(src, exp, EXPECT_KEYS, `expect.${partId}`);
+    const exp = pair.value as YAMLMap;
     const out: PartExpectation = { ...src.at(pair.key), partId };
     for (const k of ["output", "text", "type"] as const) if (exp.has(k)) out[k] = stringValue(src, get(exp, k), `expect.${partId}.${k}`);
     if (exp.has("input")) out.input = src.js(get(exp, "input"));
@@ -273,48 +271,28 @@ function parseExpectations(src: Source, node: YamlNode | undefined): PartExpecta
 
 export function parseFixture(file: string, text?: string): Fixture {
   if (text === undefined) text = readText(file);
-  const src = new Source(file, text);
-  const root = mapOf(src, src.doc.contents, "a fixture");
-  checkKeys(src, root, FIXTURE_KEYS, "the fixture");
+  // the shape (keys, types, settings) is checked by schemas/fixture.schema.json when the file is read
+  const src = new Source(file, text, "fixture");
+  const root = src.doc.contents as YAMLMap;
   const ruleNode = get(root, "rule");
-  const rule = src.js(ruleNode);
-  if (typeof rule !== "string" || !rule) src.fail(ruleNode ?? root, `a fixture needs "rule: <rule id>" (the rule under test)`);
-  const opt = <T>(key: string, check: (v: unknown) => boolean, expected: string): T | undefined => {
-    const node = get(root, key);
-    const v = src.js(node);
-    if (v !== undefined && !check(v)) src.fail(node, `"${key}" must be ${expected}`);
-    return v as T | undefined;
-  };
-  const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
-  const calls = opt<number | "all">("calls", (v) => v === "all" || (Number.isInteger(v) && (v as number) >= 1), `a number >= 1 or "all"`) ?? 1;
-  const config = opt<Partial<AcpConfig>>("config", isObject, "a mapping (acp.jsonc keys)") ?? {};
-  const known = Object.keys(defaultConfig());
-  const configNode = get(root, "config");
-  if (isMap(configNode)) checkKeys(src, configNode, known.filter((k) => k !== "rules" && k !== "preset"), "config");
-  const ruleFiles = (opt<string[]>("ruleFiles", (v) => Array.isArray(v) && v.every((s) => typeof s === "string"), "a list of paths") ?? []).map((f) => resolve(dirname(file), f));
+  const field = <T>(key: string) => src.js(get(root, key)) as T | undefined;
   const rules: Fixture["rules"] = {};
-  const rulesNode = get(root, "rules");
-  if (rulesNode !== undefined)
-    for (const pair of mapOf(src, rulesNode, "rules").items) {
-      const setting = src.js(pair.value) as RuleSetting;
-      const ok = setting === "on" || setting === "off" || (isObject(setting) && isObject((setting as any).with) && Object.keys(setting).length === 1);
-      if (!ok) src.fail(pair.value ?? pair.key, `rule setting must be on, off or {with: {...}}`);
-      rules[String(src.js(pair.key))] = { setting, where: src.at(pair.key) };
-    }
+  const rulesNode = get(root, "rules") as YAMLMap | undefined;
+  for (const pair of rulesNode?.items ?? []) rules[String(src.js(pair.key))] = { setting: src.js(pair.value) as RuleSetting, where: src.at(pair.key) };
   const session = buildSession(src, get(root, "turns"));
   const expect = [...parseExpectations(src, get(root, "expect")), ...goldenExpectations(file)];
   for (const e of expect) if (!session.partWhere.has(e.partId)) throw new FixtureError(e, `expectation for unknown part "${e.partId}"${didYouMean(e.partId, session.partWhere.keys())}`);
   return {
     file,
-    rule: rule as string,
+    rule: field<string>("rule")!,
     ruleWhere: src.at(ruleNode),
-    description: opt<string>("description", (v) => typeof v === "string", "a string"),
-    preset: opt<string>("preset", (v) => typeof v === "string", "a preset name or path") ?? "balanced",
-    with: opt<Record<string, unknown>>("with", isObject, "a mapping of params/options"),
+    description: field<string>("description"),
+    preset: field<string>("preset") ?? "balanced",
+    with: field<Record<string, unknown>>("with"),
     rules,
-    config,
-    ruleFiles,
-    calls,
+    config: field<Partial<AcpConfig>>("config") ?? {},
+    ruleFiles: (field<string[]>("ruleFiles") ?? []).map((f) => resolve(dirname(file), f)),
+    calls: field<number | "all">("calls") ?? 1,
     ...session,
     expect,
   };
@@ -332,7 +310,7 @@ function goldenExpectations(file: string): PartExpectation[] {
     } catch {
       continue;
     }
-    const src = new Source(golden, text);
+    const src = new Source(golden, text, "fixed");
     return parseExpectations(src, src.doc.contents as YamlNode);
   }
   return [];
@@ -352,15 +330,14 @@ function readText(file: string): string {
 const T0 = 1_700_000_000_000;
 
 function buildSession(src: Source, turnsNode: YamlNode | undefined): Pick<Fixture, "messages" | "partWhere" | "annotations"> {
-  if (!isSeq(turnsNode) || turnsNode.items.length === 0) src.fail(turnsNode, `a fixture needs "turns:", a list of {user: ...} / {assistant: [...]} messages`);
+
   const sessionID = `fixture_${basename(src.file).replace(/[^A-Za-z0-9_.-]/g, "_")}`;
   const messages: Message[] = [];
   const partWhere = new Map<string, Where>();
   const annotations: Annotation[] = [];
   let lastUser: string | undefined;
   (turnsNode as YAMLSeq).items.forEach((turnNode, mi) => {
-    const turn = mapOf(src, turnNode, "a turn");
-    checkKeys(src, turn, TURN_KEYS, "a turn");
+    const turn = turnNode as YAMLMap;
     const role = ["user", "assistant"].filter((r) => turn.has(r));
     if (role.length !== 1) src.fail(turn, `a turn has exactly one of "user:" or "assistant:"`);
     const msgId = String(src.js(get(turn, "id")) ?? `msg_${String(mi + 1).padStart(3, "0")}`);
@@ -421,7 +398,7 @@ interface PartContext {
 /** A tool input; a top-level value written as {lines, width} is generated like an output. */
 function toolInput(src: Source, node: YamlNode | undefined): Record<string, unknown> {
   if (node === undefined) return {};
-  const map = mapOf(src, node, "input");
+  const map = node as YAMLMap;
   const out: Record<string, unknown> = {};
   for (const pair of map.items) {
     const key = String(src.js(pair.key));
@@ -436,8 +413,7 @@ function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
   const base = { sessionID: pc.sessionID, messageID: pc.msgId };
   const autoId = `${pc.msgId}_p${pc.index + 1}`;
   if (isScalar(node)) return { id: autoId, ...base, type: "text", text: stringValue(src, node, "text")! };
-  const map = mapOf(src, node, "a part");
-  checkKeys(src, map, PART_KEYS, "a part");
+  const map = node as YAMLMap;
   const v = (k: string) => src.js(get(map, k));
   const str = (k: string) => stringValue(src, get(map, k), k);
   const id = String(v("id") ?? autoId);
@@ -456,8 +432,7 @@ function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
     } else if (status === "error") {
       if (map.has("output")) src.fail(get(map, "output"), `a failed call has "error", not "output"`);
       state = { status, input: input as Record<string, unknown>, error: str("error") ?? "Error", metadata: {}, time };
-    } else if (status === "running" || status === "pending") state = { status, input: input as Record<string, unknown>, time: { start: pc.time } };
-    else src.fail(get(map, "status"), `status must be completed, error, running or pending`);
+    } else state = { status, input: input as Record<string, unknown>, time: { start: pc.time } }; // running or pending (the schema allows no other)
     return { id, ...base, type, tool, callID: `call_${id}`, state };
   }
   for (const k of ["tool", "input", "output", "status", "error", "compacted"])

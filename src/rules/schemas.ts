@@ -12,13 +12,13 @@ import type { SourceDoc } from "./source.js";
 let ajv: Ajv | undefined;
 const validators = new Map<string, ValidateFunction>();
 
-export type SchemaName = "rules" | "preset" | "acp-config";
+export type SchemaName = "rules" | "preset" | "acp-config" | "fixture";
 
-function validator(name: SchemaName | "rules.schema.json#/definitions/condition"): ValidateFunction {
+function validator(name: SchemaName | `${SchemaName}.schema.json#${string}`): ValidateFunction {
   if (!ajv) {
     ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
     ajv.addSchema(rulesSchema({ catalogue: false }), "rules.schema.json");
-    for (const n of ["preset", "acp-config"]) ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", `${n}.schema.json`), "utf8")), `${n}.schema.json`);
+    for (const n of ["preset", "acp-config", "fixture"]) ajv.addSchema(JSON.parse(readFileSync(packagePath("schemas", `${n}.schema.json`), "utf8")), `${n}.schema.json`);
   }
   let v = validators.get(name);
   if (!v) validators.set(name, (v = ajv.getSchema(name.includes("#") ? name : `${name}.schema.json`)!));
@@ -38,7 +38,8 @@ function prune(errors: ErrorObject[]): ErrorObject[] {
   });
 }
 
-export function schemaProblems(name: SchemaName, doc: SourceDoc): Problem[] {
+/** Problems of `doc` against a shipped schema, or a definition in one (`fixture.schema.json#/definitions/fixed`). */
+export function schemaProblems(name: SchemaName | `${SchemaName}.schema.json#${string}`, doc: SourceDoc): Problem[] {
   const v = validator(name);
   if (v(doc.data)) return [];
   return prune(v.errors ?? []).map((e) => {

@@ -138,6 +138,18 @@ function yamlDocument(text: string, lc: LineCounter): { doc?: Document.Parsed; t
 }
 
 export function parseYamlSource(file: string, text: string): SourceDoc {
+  return parseYamlDocument(file, text).source;
+}
+
+/** A YAML file parsed with the limits above, its Document (comments, node ranges) and line:col of an offset. */
+export interface YamlDocument {
+  source: SourceDoc;
+  /** Undefined when the file is too big to compose. */
+  doc?: Document.Parsed;
+  position(offset: number): { line: number; col: number };
+}
+
+export function parseYamlDocument(file: string, text: string): YamlDocument {
   const lc = new LineCounter();
   const at = (offset: number) => {
     const p = lc.linePos(offset);
@@ -145,7 +157,7 @@ export function parseYamlSource(file: string, text: string): SourceDoc {
   };
   const problem = (offset: number, message: string, severity: Problem["severity"] = "error"): Problem => ({ file, ...at(offset), severity, message, ruleId: "yaml-syntax" });
   const { doc, tooBig } = yamlDocument(text, lc);
-  if (!doc) return failedSource(file, [problem(tooBig?.offset ?? 0, tooBig?.message ?? "could not be parsed")]);
+  if (!doc) return { source: failedSource(file, [problem(tooBig?.offset ?? 0, tooBig?.message ?? "could not be parsed")]), position: at };
   const problems: Problem[] = capped([...doc.errors, ...doc.warnings], (e) => problem(e.pos[0], e.message.split("\n")[0], e instanceof YAMLParseError ? "error" : "warning"));
   let data: unknown;
   if (!doc.errors.length)
@@ -194,7 +206,7 @@ export function parseYamlSource(file: string, text: string): SourceDoc {
     problems.push({ file, ...where, severity: "error", message: `nested more than ${MAX_DEPTH} levels deep once aliases are expanded; the file is not read`, ruleId: "yaml-syntax" });
     data = undefined;
   }
-  return { file, data, problems, locate };
+  return { source: { file, data, problems, locate }, doc, position: at };
 }
 
 /** The first bracket nested deeper than MAX_DEPTH, or entry past MAX_ENTRIES in one object or array (jsonc-parser's scanner does not recurse). */

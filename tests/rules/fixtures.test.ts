@@ -262,6 +262,37 @@ describe("malformed fixtures", () => {
     expect(e.detail).toContain('did you mean "input"');
   });
 
+  it("checks the shape against schemas/fixture.schema.json, located at the offending value", () => {
+    const base = "rule: identical-call\nturns:\n  - user: hi\n  - assistant:\n";
+    const calls = fixtureError(() => parseFixture("/virtual/calls.session.yaml", "calls: 0\n" + base + "      - { id: a, tool: bash, input: { command: ls }, output: x }\n"));
+    expect(calls.where).toMatchObject({ line: 1, col: 8 });
+    expect(calls.detail).toContain("/calls must be >= 1");
+    const lines = fixtureError(() => parseFixture("/virtual/lines.session.yaml", base + "      - { id: a, tool: bash, input: { command: ls }, output: { lines: 0 } }\n"));
+    expect(lines.where).toMatchObject({ line: 5, col: 71 });
+    expect(lines.detail).toContain("/turns/1/assistant/0/output/lines must be >= 1");
+    const status = fixtureError(() => parseFixture("/virtual/status.session.yaml", base + "      - { id: a, tool: bash, status: done, input: { command: ls } }\n"));
+    expect(status.where).toMatchObject({ line: 5, col: 38 });
+    expect(status.detail).toContain('must be one of "completed", "error", "running", "pending"');
+    const setting = fixtureError(() => parseFixture("/virtual/setting.session.yaml", "rules: { recent-turns: maybe }\n" + base + "      - hello\n"));
+    expect(setting.where.line).toBe(1);
+    expect(setting.detail).toContain("/rules/recent-turns");
+    const config = fixtureError(() => parseFixture("/virtual/config.session.yaml", "config: { protectedTool: [bash] }\n" + base + "      - hello\n"));
+    expect(config.where).toMatchObject({ line: 1, col: 11 });
+    expect(config.detail).toContain('did you mean "protectedTools"');
+    const missing = fixtureError(() => parseFixture("/virtual/norule.session.yaml", "turns:\n  - user: hi\n"));
+    expect(missing.detail).toContain('missing required property "rule"');
+  });
+
+  it("checks a .session.fixed.yaml file's shape too", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-fixed-"));
+    const file = join(dir, "x.session.yaml");
+    writeFileSync(file, "rule: identical-call\nturns:\n  - user: hi\n  - assistant:\n      - { id: a, tool: bash, input: { command: ls }, output: x }\n");
+    writeFileSync(join(dir, "x.session.fixed.yaml"), "a: { outptu: x }\n");
+    const e = fixtureError(() => parseFixture(file));
+    expect(e.where).toMatchObject({ file: join(dir, "x.session.fixed.yaml"), line: 1, col: 6 });
+    expect(e.detail).toContain('did you mean "output"');
+  });
+
   it("rejects unknown rule ids and annotations for rules that are off", () => {
     const unknown = fixtureError(() => run(session("ruleid: read-supersedes-reed", "ok: read-supersedes-read")));
     expect(unknown.where.line).toBe(5);
