@@ -7,6 +7,9 @@ import type { PartNode } from "../graph/graph.js";
 
 /** Render's record of one node. */
 export interface View {
+  /** The node's place in the copy (the same for as long as the node is carried over), so a pass can find its part without reading the node. */
+  readonly mi: number;
+  readonly pi: number;
   /** The part's own id tag (ids.ts), if it has one. */
   tag?: string;
   /** The id tags shown after the part's output or text: its own, and the reasoning tags it carries. */
@@ -49,7 +52,7 @@ export class RenderState {
     let v = this.views[i];
     if (v === undefined) {
       this.reserve(i);
-      v = { tag: undefined, suffix: undefined, echo: false, assistantText: node.part.type === "text" && node.message.info?.role === "assistant", kind: PLAN_UNSET, value: undefined, input: undefined, dirty: true, since: this.pass };
+      v = { mi: node.msgIndex, pi: node.partIndex, tag: undefined, suffix: undefined, echo: false, assistantText: node.part.type === "text" && node.message.info?.role === "assistant", kind: PLAN_UNSET, value: undefined, input: undefined, dirty: true, since: this.pass };
       this.views[i] = v;
       this.added.push(i);
     }

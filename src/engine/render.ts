@@ -254,8 +254,8 @@ export function render(messages: Message[], graph: Graph, decisions: readonly (D
     const v = views[i]!;
     if (node === undefined) continue;
     const slots = decisions[i];
-    const parts = messages[node.msgIndex]?.parts;
-    const pi = node.partIndex;
+    const parts = messages[v.mi]?.parts;
+    const pi = v.pi;
     if (i < reused) {
       // the walk found this node's part at its place (same id, status, text length)
       if (v.dirty && v.since < current) rewrite(node, v, slots, parts, pi, to);
