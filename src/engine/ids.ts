@@ -7,12 +7,12 @@
 // A reasoning block's own text is never tagged: providers verify it by signature, and the current
 // turn's reasoning must go out byte-identical. Its tag rides on the next part of the same step
 // that carries tags (the step's text or a completed tool output), before that part's own tag.
-import type { Graph, PartNode } from "../graph/graph.js";
+import type { PartNode } from "../graph/graph.js";
 import type { IdTags } from "./id-tags.js";
-import type { Part } from "../graph/types.js";
+import type { RenderState } from "./render-state.js";
 import type { SessionRuntime } from "./session.js";
-import { decisionsOf, noteId, type DecisionSlots, type SessionState } from "./state.js";
-import { isDropped, renderText, tagOutput, type RenderTarget } from "./render.js";
+import { noteId, type DecisionSlots } from "./state.js";
+import { isDropped } from "./render.js";
 export { isDropped } from "./render.js";
 
 /** t: tool output, m: assistant message text, r: reasoning. */
@@ -87,10 +87,11 @@ export function carrierOf(nodes: PartNode[], n: PartNode, dropped: (n: PartNode)
 export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNode) => boolean): void {
   const ids = rt.state.ids ?? {}; // attached on the first id: a state without ids saves and loads the same
   const nodes = rt.graph.nodes;
-  const dropped = (x: PartNode) => isDropped(x.slots);
+  const dropped = (x: PartNode) => isDropped(rt.slots[x.index]);
+  const views = rt.view.views;
   for (let i = from; i < nodes.length; i++) {
     const n = nodes[i];
-    if (n.tag !== undefined || rt.idByPart.has(n.part.id)) continue;
+    if (views[i]?.tag !== undefined || rt.idByPart.has(n.part.id)) continue;
     // a part sharing an earlier part's id gets no id: ids, like decisions, name the first part
     // (attach in session.ts), so a rebuilt or restarted runtime would not show it either
     if (rt.graph.byId.get(n.part.id) !== n) continue;
@@ -102,8 +103,7 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
     rt.state.ids = ids;
     noteId(rt.state, id);
     rt.idByPart.set(n.part.id, id);
-    n.tag = rt.idTags.make(id);
-    n.visit = true;
+    rt.view.of(n).tag = rt.idTags.make(id);
     rt.tagged.push(i);
   }
 }
@@ -111,11 +111,12 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
 /**
  * Recomputes the suffixes (own tag, then the tags of the reasoning blocks a part carries, in prompt
  * order) of the nodes of the messages holding `from` (node indexes); a reasoning block's carrier
- * is in its own message. Pushes the nodes whose suffix changed to `changed`.
+ * is in its own message. A node whose suffix changed is planned again (RenderState.changed).
  */
-export function updateSuffixes(nodes: PartNode[], from: Iterable<number>, changed: number[]): void {
+export function updateSuffixes(nodes: PartNode[], slots: readonly (DecisionSlots | undefined)[], rs: RenderState, from: Iterable<number>): void {
   const done = new Set<number>();
-  const dropped = (x: PartNode) => isDropped(x.slots);
+  const views = rs.views;
+  const dropped = (x: PartNode) => isDropped(slots[x.index]);
   for (const i of from) {
     const n = nodes[i];
     if (!n || done.has(n.msgIndex)) continue;
@@ -125,50 +126,30 @@ export function updateSuffixes(nodes: PartNode[], from: Iterable<number>, change
     let b = i + 1;
     while (b < nodes.length && nodes[b].msgIndex === n.msgIndex) b++;
     let tagged = false;
-    for (let j = a; j < b && !tagged; j++) tagged = nodes[j].tag !== undefined || nodes[j].suffix !== undefined;
+    for (let j = a; j < b && !tagged; j++) tagged = views[j] !== undefined && (views[j]!.tag !== undefined || views[j]!.suffix !== undefined);
     if (!tagged) continue; // no tag to place, none to take away
     const next = new Map<PartNode, string>();
     for (let j = a; j < b; j++) {
       const t = nodes[j];
-      if (t.tag === undefined) continue;
+      const tag = views[j]?.tag;
+      if (tag === undefined) continue;
       const target = t.part.type === "reasoning" ? carrierOf(nodes, t, dropped) : t;
       if (!target) continue;
       const had = next.get(target);
-      next.set(target, had === undefined ? t.tag : `${had} ${t.tag}`);
+      next.set(target, had === undefined ? tag : `${had} ${tag}`);
     }
     for (let j = a; j < b; j++) {
-      const t = nodes[j];
-      const suffix = next.get(t);
-      if (suffix === t.suffix) continue;
-      t.suffix = suffix;
-      t.rKind = undefined; // render plans again
-      if (suffix !== undefined) t.visit = true;
-      changed.push(j);
+      const suffix = next.get(nodes[j]);
+      if (suffix === views[j]?.suffix) continue;
+      rs.changed(nodes[j]);
+      views[j]!.suffix = suffix;
     }
   }
 }
 
 /** Every message's suffixes (after the caches were rebuilt). */
-export function updateAllSuffixes(nodes: PartNode[], changed: number[]): void {
+export function updateAllSuffixes(nodes: PartNode[], slots: readonly (DecisionSlots | undefined)[], rs: RenderState): void {
   const firsts: number[] = [];
   for (let i = 0; i < nodes.length; i++) if (i === 0 || nodes[i - 1].msgIndex !== nodes[i].msgIndex) firsts.push(i);
-  updateSuffixes(nodes, firsts, changed);
-}
-
-/**
- * The id tags and echo stripping on a graph the runtime did not build (a repeat of the last
- * call): each part shows the suffix its runtime node has, found by part id. `graph` is the
- * copy's own, so its parts are written in place; tags already there are kept once.
- */
-export function renderIdsById(graph: Graph, runtime: Graph, state: SessionState, to: RenderTarget): void {
-  for (const n of graph.nodes) {
-    const part = n.message.parts[n.partIndex];
-    if (part !== n.part || isDropped(decisionsOf(state.decisions, n.part))) continue;
-    const own = runtime.byId.get(n.part.id);
-    // tags name the first part with an id (assignIds): a later part sharing it shows none
-    const first = graph.byId.get(n.part.id) === n;
-    const suffix = to.tags && first && own !== undefined && own.part.type === n.part.type ? own.suffix : undefined;
-    if (suffix !== undefined) tagOutput(part, suffix, to.log);
-    if (n.message.info?.role === "assistant") renderText(part, suffix, to);
-  }
+  updateSuffixes(nodes, slots, rs, firsts);
 }

@@ -9,7 +9,7 @@
 import type { Graph } from "../graph/graph.js";
 import type { HostProfile } from "../graph/host.js";
 import type { Message } from "../graph/types.js";
-import { setUndoable, type Undo } from "./render.js";
+import { setUndoable, type Undo } from "./write-log.js";
 import type { SessionState } from "./state.js";
 
 /** The instructions, naming the host's prune tool and id tags. */

@@ -2,10 +2,10 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { resultText, TERMINAL, textOf, tokensOf, type PartNode } from "../graph/graph.js";
+import { inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
-import { inputCharsOf, patchChars, slotChars } from "./render.js";
+import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
@@ -44,7 +44,7 @@ interface Candidate {
 export function sentChars(n: PartNode): number {
   const text = typeof n.part.text === "string" ? n.part.text.length : 0;
   if (n.part.type !== "tool") return n.outputChars + text;
-  return n.outputChars + text + inputCharsOf(n);
+  return n.outputChars + text + inputChars(n);
 }
 
 /**
@@ -120,13 +120,14 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const decisions = state.decisions;
   rt.decidedNow = new Map();
   const wanted: Wanted[] = [];
-  const taken = (n: PartNode, slot: "output" | "input") => (slot === "output" ? n.slots?.output : n.slots?.input) !== undefined;
+  const slotsOf = rt.slots;
+  const taken = (n: PartNode, slot: "output" | "input") => (slot === "output" ? slotsOf[n.index]?.output : slotsOf[n.index]?.input) !== undefined;
 
   evaluateProtection(rt);
 
   // regret: the model's answer to the last request re-ran calls whose output it had hidden; a rule
   // with regretLimit events in this session decides no new parts (its earlier decisions stay)
-  noteReruns(state, nodes, rt.reruns, sentMessageIndex());
+  noteReruns(state, nodes, rt.slots, rt.reruns, sentMessageIndex());
   const backedOff = backedOffRules(state, policy.regretLimit ?? 0);
 
   // supersede (marks are kept incrementally by the runtime; committed ones leave pendingMarks)
@@ -179,7 +180,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   for (const [partId, entry] of Object.entries(state.manual ?? {})) {
     const n = graph.byId.get(partId);
     if (!n || rt.decidedNow.has(n.index)) continue;
-    const current = n.slots?.output;
+    const current = slotsOf[n.index]?.output;
     // a rule's decision stands; the model's own earlier one gives way to a newer, different request
     if (current && current.rule !== MANUAL.id) continue;
     const patch = manualPatch(n, entry);
@@ -197,7 +198,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     // Decisions are keyed by part id: a part sharing its id with an earlier one is never decided.
     if (graph.byId.get(n.part.id) !== n) return true;
     // ...and so is one whose id holds the decisions of a part of another type (cut off, say)
-    if (n.slots === undefined && state.decisions[n.part.id] !== undefined && decisionsOf(state.decisions, n.part) === undefined) return true;
+    if (slotsOf[n.index] === undefined && state.decisions[n.part.id] !== undefined && decisionsOf(state.decisions, n.part) === undefined) return true;
     const role = n.message.info?.role;
     if (role === "user" && n.part.type === "text" && !n.part.synthetic) return rule.action.name !== "collapse-code-blocks";
     return n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex;
@@ -238,15 +239,14 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls, partType: w.node.part.type };
       if (w.by) d.by = w.by;
       const id = w.node.part.id;
-      if (!w.node.slots) {
-        w.node.slots = decisions[id] ??= {};
+      let slots = slotsOf[w.node.index];
+      if (!slots) {
+        slots = slotsOf[w.node.index] = decisions[id] ??= {};
         rt.decided.push(w.node.index);
       }
-      w.node.visit = true;
       rt.committedNow.push(w.node.index);
-      w.node.slots[w.slot] = d;
+      slots[w.slot] = d;
       noteDecision(state, id);
-      w.node.rKind = undefined; // render plans again
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }
     const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
@@ -286,7 +286,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         if (w.blocked) continue;
         for (const olderId of rt.olderViews.get(w.node.part.id) ?? []) {
           const o = graph.byId.get(olderId);
-          if (!o || o.slots?.output) continue;
+          if (!o || slotsOf[o.index]?.output) continue;
           const pending = laterOut.get(o.index);
           if (pending) move(pending);
           else if (dueOut.has(o.index)) continue;

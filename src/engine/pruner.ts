@@ -7,12 +7,13 @@ import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
-import { applyDrops, renderAt, renderById, renderNode, writeLog, type RenderTarget, type Undo } from "./render.js";
+import { Pass, render, renderRepeat, type RenderTarget } from "./render.js";
+import { applyDrops, writeLog, type Undo } from "./write-log.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { decisionsOf, newState, touch, type SessionState } from "./state.js";
 import type { SessionStore, StatsStore } from "./storage.js";
-import { assignIds, idKind, renderIdsById, updateAllSuffixes, updateSuffixes } from "./ids.js";
+import { assignIds, idKind, updateAllSuffixes, updateSuffixes } from "./ids.js";
 import { renderIntro, stripIntro, systemPrompt, updateIntroAnchor } from "./intro.js";
 import { idTags } from "./id-tags.js";
 import type { HostProfile } from "../graph/host.js";
@@ -145,8 +146,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);
     if (node && rt.graph.nodes[node.index] === node) {
-      node.slots = undefined;
-      node.rKind = undefined;
+      rt.slots[node.index] = undefined;
+      if (rt.view.views[node.index]) rt.view.changed(node);
       rt.touched.push(node.index); // its message's tags may move back onto it
     }
     if (!had) return false;
@@ -264,7 +265,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     for (const n of rt.graph.nodes) chars += sentChars(n);
     let saved = 0;
     for (const i of rt.decided) {
-      const slots = rt.graph.nodes[i]?.slots;
+      const slots = rt.slots[i];
       if (slots) saved += (slots.output?.tokens ?? 0) + (slots.input?.tokens ?? 0);
     }
     return Math.max(0, tokensOf(chars) - saved);
@@ -287,8 +288,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
         // The same history again (a second hook pass, or our own output): re-render the
         // committed decisions only, so a repeat can neither commit nor shift anything.
         const copy = buildGraph(messages, undefined, { host, anchor: rt.state.introAt });
-        renderById(copy, rt.state.decisions, to);
-        if (tool) renderIdsById(copy, rt.graph, rt.state, to);
+        renderRepeat(copy, rt.state.decisions, rt.graph, rt.view, to);
         applyDrops(to.drops, undo);
         if (deferIds && to.tags) renderIntro(messages, rt.state, undo, host, copy);
         rendered.add(messages);
@@ -296,36 +296,20 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       }
       rt.lastCall = { count: messages.length, lastId };
       rt.dirty = false;
-      // The walk that checks the carried-over nodes also renders their committed decisions and
-      // tags into the copy while it has each part in hand; the phases then read only the nodes'
-      // own parts, which rendering never writes.
-      let stamp = ++rt.stamp;
-      const walk = !rt.viewsStale && !rt.stale;
-      const graph = buildGraph(messages, rt.graph, {
-        host,
-        anchor: rt.state.introAt,
-        visit: walk
-          ? (node, part, parts, pi) => {
-              renderNode(node, part, parts, pi, to);
-              node.rc = stamp;
-            }
-          : undefined,
-      });
+      // decide: the graph (the walk carries nodes over), the runtime's caches, the phases and ids;
+      // the copy is not written until render, after the state is saved
+      const incremental = !rt.viewsStale && !rt.stale;
+      const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt });
       const seenBefore = rt.processed;
       const rebuilt = rt.update(graph);
-      const full = rebuilt || !walk;
-      if (rebuilt) {
-        // decisions or tags may differ from what the walk rendered: start from the copy as it came
-        to.log.undo();
-        to.drops.clear();
-        stamp = ++rt.stamp;
-      }
       if (rt.replayManual) replayManualCalls(rt, messages);
       const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
       const taggedBefore = rt.tagged.length;
       const now = typeof options.now === "number" ? options.now : Date.now();
       const result = runPhases(rt, resolved.commit, tokens, now);
       rt.state.lastCallAt = now;
+      const nodes = graph.nodes;
+      for (const i of rt.committedNow) rt.view.changed(nodes[i]);
       if (tool) {
         const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
         if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
@@ -333,34 +317,26 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       const state = rt.state;
       state.calls++;
       state.sentUpTo = lastId;
-      // a failed write throws before anything else is rendered; the catch undoes the walk's writes
+      // a failed write throws before anything is rendered
       const foreign = persist(rt);
-      const nodes = graph.nodes;
-      if (foreign && !full) {
-        // another process's decisions were merged into ours (in place): render them, not the walk's
-        to.log.undo();
-        to.drops.clear();
-        stamp = ++rt.stamp;
+      const full = rebuilt || !incremental || foreign;
+      if (foreign && !rebuilt && incremental) {
+        // another process's decisions were merged into ours (in place): the nodes take them
         for (const n of nodes) {
           if (graph.byId.get(n.part.id) !== n) continue;
-          n.slots = decisionsOf(state.decisions, n.part);
-          n.rKind = undefined;
-          if (n.slots) n.visit = true;
+          const slots = (rt.slots[n.index] = decisionsOf(state.decisions, n.part));
+          if (slots || rt.view.views[n.index]) rt.view.changed(n);
         }
       }
-      const changed: number[] = [];
-      if (full || foreign) {
-        updateAllSuffixes(nodes, changed);
-        for (const n of nodes) if (n.visit === true) renderAt(n, messages, stamp, to);
-      } else {
-        // what this call changed: new parts, new decisions, new tags, restored parts, and the
-        // parts of their messages whose tags moved (a reasoning tag rides on a neighbour)
+      // render: suffixes (where tags sit) of every message, or of those this call changed (new
+      // parts, new decisions and tags, restored parts: a reasoning tag rides on a neighbour)
+      if (full) updateAllSuffixes(nodes, rt.slots, rt.view);
+      else {
         const from = [...rt.committedNow, ...rt.tagged.slice(taggedBefore), ...rt.touched];
         for (let i = graph.reused; i < nodes.length; i++) if (i === graph.reused || nodes[i].msgIndex !== nodes[i - 1].msgIndex) from.push(i);
-        updateSuffixes(nodes, from, changed);
-        for (let i = graph.reused; i < nodes.length; i++) if (nodes[i].visit === true) renderAt(nodes[i], messages, stamp, to);
-        for (const list of [rt.committedNow, changed, rt.touched]) for (const i of list) if (i < graph.reused && nodes[i]) renderAt(nodes[i], messages, stamp, to);
+        updateSuffixes(nodes, rt.slots, rt.view, from);
       }
+      render(messages, graph, rt.slots, rt.view, to, full ? Pass.Full : Pass.Incremental);
       rt.touched = [];
       rt.viewsStale = false;
       rendered.add(messages);

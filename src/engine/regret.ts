@@ -6,7 +6,7 @@
 // (what it decided before stays, as every decision does, unless restored).
 import type { PartNode } from "../graph/graph.js";
 import { inputFingerprint, sameJson } from "./key.js";
-import { addRegret, type RegretKind, type SessionState } from "./state.js";
+import { addRegret, type DecisionSlots, type RegretKind, type SessionState } from "./state.js";
 
 /** The model's and the user's own prunes: counted, never backed off (they asked for them). */
 export const MANUAL_RULE = "manual";
@@ -67,13 +67,13 @@ function sameInput(a: unknown, b: unknown): boolean {
  * (`by`: a newer view of the same thing, such as a write after a read); its re-run is not counted.
  * `sentIdx`: the last message of the previous request. Returns the events added.
  */
-export function noteReruns(state: SessionState, nodes: PartNode[], index: RerunIndex, sentIdx: number): number {
+export function noteReruns(state: SessionState, nodes: PartNode[], slots: readonly (DecisionSlots | undefined)[], index: RerunIndex, sentIdx: number): number {
   let added = 0;
   for (let i = nodes.length - 1; i >= 0 && nodes[i].msgIndex > sentIdx; i--) {
     const prev = index.previous(i);
     if (prev === undefined) continue;
     const p = nodes[prev];
-    const d = p.slots?.output;
+    const d = slots[prev]?.output;
     if (!d || d.by !== undefined || p.part.state?.status !== "completed") continue;
     if (addRegret(state, `rerun:${nodes[i].part.id}`, { rule: d.rule, kind: "rerun", part: p.part.id })) added++;
   }

@@ -1,183 +1,28 @@
-// Applying committed decisions to the request copy. Only this file mutates host messages.
-import { resultText, textOf, type Graph, type PartNode } from "../graph/graph.js";
+// Render: the committed decisions, id tags and echo stripping written into the copy the host
+// handed over, in one pass over the nodes with something to render (render-state.ts keeps them
+// and their plans). Only this file and the intro mutate host messages; every write is logged.
+import { inputChars, resultText, textLength, textOf, type Graph, type PartNode } from "../graph/graph.js";
 import type { IdTags } from "./id-tags.js";
 import type { Message, Part } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
+import { PLAN_UNSET, RenderState, type View } from "./render-state.js";
 import { decisionsOf, type DecisionSlots } from "./state.js";
-
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/**
- * JSON.stringify(s).length: a string without characters to escape is measured without writing it
- * out; one with them (code: quotes, newlines) is written natively, which is faster than counting
- * its escapes in JavaScript.
- */
-function jsonStringLength(s: string): number {
-  return s.search(NEEDS_ESCAPE) < 0 ? s.length + 2 : JSON.stringify(s).length;
-}
-
-/** JSON.stringify(v).length of plain JSON data, without building the text; -1 for anything else. */
-function plainJsonLength(v: unknown, depth: number): number {
-  if (v === null) return 4;
-  switch (typeof v) {
-    case "string":
-      return jsonStringLength(v);
-    case "number":
-      return Number.isFinite(v) ? String(v).length : 4;
-    case "boolean":
-      return v ? 4 : 5;
-    case "object":
-      break;
-    default:
-      return -1;
-  }
-  if (depth > 64) return -1;
-  if (Array.isArray(v)) {
-    if (Object.getPrototypeOf(v) !== Array.prototype) return -1;
-    let n = v.length > 0 ? v.length + 1 : 2;
-    for (let i = 0; i < v.length; i++) {
-      if (!(i in v)) return -1;
-      const m = plainJsonLength(v[i], depth + 1);
-      if (m < 0) return -1;
-      n += m;
-    }
-    return n;
-  }
-  if (Object.getPrototypeOf(v) !== Object.prototype) return -1;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  let n = keys.length > 0 ? keys.length + 1 : 2;
-  for (let i = 0; i < keys.length; i++) {
-    const m = plainJsonLength(o[keys[i]], depth + 1);
-    if (m < 0) return -1;
-    n += plainJsonLength(keys[i], depth) + 1 + m;
-  }
-  return n;
-}
-
-/** textOf(v).length; a tool input's JSON is measured without being written out. */
-export function textLength(v: unknown): number {
-  if (typeof v === "string") return v.length;
-  if (v !== null && typeof v === "object" && typeof (Object.prototype as any).toJSON !== "function" && typeof (Array.prototype as any).toJSON !== "function") {
-    const n = plainJsonLength(v, 0);
-    if (n >= 0) return n;
-  }
-  return textOf(v).length;
-}
-
-/** Characters of a tool part's input as sent (its JSON; `{}` when absent), measured once per node. */
-export function inputCharsOf(node: PartNode): number {
-  let n = node.inChars;
-  if (n === undefined) node.inChars = n = textLength(node.part.state?.input ?? {});
-  return n;
-}
+import { dropLater, setOutput, type Drops, type WriteLog } from "./write-log.js";
 
 /** Characters the provider receives for the slot a patch replaces (for token accounting). */
 export function slotChars(node: PartNode, patch: Patch): number {
   const p = node.part;
-  if (patch.input !== undefined) return inputCharsOf(node);
+  if (patch.input !== undefined) return inputChars(node);
   if (patch.output !== undefined) return resultText(node).length;
   if (patch.text !== undefined) return (p.text ?? "").length;
   if (patch.asText !== undefined) return textOf(p.url).length;
-  if (patch.drop) return p.type === "tool" ? resultText(node).length + (p.state?.input === undefined ? 0 : inputCharsOf(node)) : textOf(p.text).length;
+  if (patch.drop) return p.type === "tool" ? resultText(node).length + (p.state?.input === undefined ? 0 : inputChars(node)) : textOf(p.text).length;
   return 0;
 }
 
 export function patchChars(patch: Patch): number {
   if (patch.input !== undefined) return textLength(patch.input);
   return (patch.output ?? patch.text ?? patch.asText ?? "").length;
-}
-
-/** Closures that put back what rendering changed, so a failure midway can leave the copy as it was. */
-export type Undo = (() => void)[];
-
-const hasOwn = Object.prototype.hasOwnProperty;
-const plainProto = Object.prototype;
-/** The properties render and the id tags write (see WriteLog.owns). */
-const WRITTEN = ["output", "error", "attachments", "input", "text"];
-const CHUNK = 4096; // entries per chunk of a write log: 32 KB, below V8's large-object size
-
-/**
- * A record of property writes, four entries per write (object, key, old value, had own
- * property), put back in reverse by the one closure `writeLog` adds to `undo`: rendering ten
- * thousand decisions allocates no closure per write, and fixed-size chunks never grow or copy.
- */
-export class WriteLog {
-  private chunks: unknown[][] = [];
-  private cur: unknown[] = new Array(CHUNK);
-  private n = 0;
-  /** No written property is inherited from Object.prototype (checked once per log). */
-  private readonly clean = WRITTEN.every((k) => !(k in plainProto));
-
-  add(obj: object, key: string | number, old: unknown, had: boolean): void {
-    if (this.n === CHUNK) {
-      this.chunks.push(this.cur);
-      this.cur = new Array(CHUNK);
-      this.n = 0;
-    }
-    const c = this.cur;
-    const n = this.n;
-    c[n] = obj;
-    c[n + 1] = key;
-    c[n + 2] = old;
-    c[n + 3] = had;
-    this.n = n + 4;
-  }
-
-  /**
-   * hasOwnProperty(obj, key) for one of the WRITTEN keys, whose value reads `value`.
-   * hasOwnProperty costs a few hundred ns per call on the host's objects; on a plain object over
-   * a clean Object.prototype, a defined value or `key in obj` says the same.
-   */
-  owns(obj: object, key: string, value: unknown): boolean {
-    if (!this.clean || Object.getPrototypeOf(obj) !== plainProto) return hasOwn.call(obj, key);
-    return value !== undefined || key in obj;
-  }
-
-  /** Puts every recorded write back, newest first. */
-  undo(): void {
-    const chunks = [...this.chunks, this.cur];
-    for (let c = chunks.length - 1; c >= 0; c--) {
-      const log = chunks[c];
-      for (let i = (c === chunks.length - 1 ? this.n : CHUNK) - 4; i >= 0; i -= 4) {
-        const obj = log[i] as Record<string | number, unknown>;
-        const key = log[i + 1] as string | number;
-        if (log[i + 3]) obj[key] = log[i + 2];
-        else delete obj[key];
-      }
-    }
-    this.chunks = [];
-    this.cur = new Array(CHUNK);
-    this.n = 0;
-  }
-}
-
-/** A write log whose writes are undone, in reverse, where its closure stands in `undo`. */
-export function writeLog(undo: Undo): WriteLog {
-  const log = new WriteLog();
-  undo.push(() => log.undo());
-  return log;
-}
-
-/** hasOwnProperty(obj, key) for an object whose `key` reads `value` (see WriteLog.owns). */
-export function owns(obj: object, key: string, value: unknown): boolean {
-  if (Object.getPrototypeOf(obj) !== plainProto || key in plainProto) return hasOwn.call(obj, key);
-  return value !== undefined || key in obj;
-}
-
-/** Sets a tool state's output, recording the old one in `log` (id tags: one per tagged output). */
-export function setOutput(st: { output?: unknown }, value: string, log: WriteLog): void {
-  const old = st.output;
-  log.add(st, "output", old, log.owns(st, "output", old));
-  st.output = value;
-}
-
-/** Sets obj[key] = value, remembering the old value (or its absence) in `undo`. */
-export function setUndoable<T extends object>(obj: T, key: keyof T & string, value: unknown, undo: Undo): void {
-  const old = (obj as any)[key];
-  const had = owns(obj, key, old);
-  undo.push(() => (had ? ((obj as any)[key] = old) : delete (obj as any)[key]));
-  (obj as any)[key] = value;
 }
 
 // The writes below name their property: each access site sees few object shapes and stays fast,
@@ -228,51 +73,10 @@ function applyPatch(node: PartNode, part: Part, parts: Part[], pi: number, patch
   return patch.drop === true;
 }
 
-/** Parts to drop: per parts array of the copy, their indexes (applied last, so indexes stay valid). */
-export type Drops = Map<Part[], number[]>;
-
-function dropLater(drops: Drops, parts: Part[], pi: number): void {
-  const list = drops.get(parts);
-  if (list) list.push(pi);
-  else drops.set(parts, [pi]);
-}
-
-/** Removes dropped parts with one pass per message; one closure undoes them all. */
-export function applyDrops(drops: Drops, undo: Undo): void {
-  if (drops.size === 0) return;
-  const saved: { parts: unknown[]; all: unknown[] }[] = [];
-  undo.push(() => {
-    for (let k = saved.length - 1; k >= 0; k--) {
-      const { parts, all } = saved[k];
-      parts.length = 0;
-      for (const p of all) parts.push(p);
-    }
-  });
-  for (const [parts, list] of drops) {
-    const all = parts.slice();
-    saved.push({ parts, all });
-    let ascending = true;
-    for (let k = 1; k < list.length && ascending; k++) ascending = list[k - 1] <= list[k];
-    parts.length = 0;
-    if (ascending) {
-      // rendered in prompt order: walk the indexes beside the parts
-      let d = 0;
-      for (let i = 0; i < all.length; i++) {
-        while (d < list.length && list[d] < i) d++;
-        if (d < list.length && list[d] === i) continue;
-        parts.push(all[i]); // no spread: 100k+ parts possible
-      }
-    } else {
-      const set = new Set(list);
-      for (let i = 0; i < all.length; i++) if (!set.has(i)) parts.push(all[i]);
-    }
-  }
-}
-
 // A plan: what rendering writes for a completed tool part (not compacted) in a fresh copy with
-// tags on, the case of nearly every part of a long history. Kept on the node until its decisions
-// or its tag suffix change (whoever changes them resets rKind): most calls then write cached
-// values without reading the decisions, their patches or the copy's own output.
+// tags on, the case of nearly every part of a long history. Kept in the node's view until its
+// decisions or its tag suffix change (RenderState.changed): most calls then write cached values
+// without reading the decisions, their patches or the copy's own output.
 const PLAN_OTHER = 0; // anything else: the general path (renderSlots)
 const PLAN_WRITE = 1; // write rInput as the input (if set), rValue as the output (if set)
 const PLAN_DROP = 2; // one output decision whose patch only drops the part
@@ -284,20 +88,20 @@ const outputOnly = (p: Patch) => typeof p.output === "string" && p.input === und
 const inputOnly = (p: Patch) => p.input !== undefined && p.output === undefined && p.text === undefined && p.asText === undefined && p.drop !== true;
 const dropOnly = (p: Patch) => p.drop === true && p.output === undefined && p.input === undefined && p.text === undefined && p.asText === undefined;
 
-function planOf(node: PartNode): number {
-  node.rValue = undefined;
-  node.rInput = undefined;
+function planOf(node: PartNode, v: View, slots: DecisionSlots | undefined): number {
+  v.value = undefined;
+  v.input = undefined;
   if (node.part.type !== "tool" || node.sig !== "completed") return PLAN_OTHER;
-  const out = node.slots?.output?.patch;
-  const inp = node.slots?.input?.patch;
+  const out = slots?.output?.patch;
+  const inp = slots?.input?.patch;
   if (out !== undefined && inp === undefined && dropOnly(out)) return PLAN_DROP;
   if ((out !== undefined && !outputOnly(out)) || (inp !== undefined && !inputOnly(inp))) return PLAN_OTHER;
   const base = out !== undefined ? out.output : node.part.state?.output;
   if (typeof base !== "string") return PLAN_OTHER;
-  node.rInput = inp?.input;
+  v.input = inp?.input;
   // the tag follows the output, written once: tagOutput's `${output}\n${suffix}`
-  node.rValue = node.suffix !== undefined ? `${base}\n${node.suffix}` : out !== undefined ? base : undefined;
-  if (node.rValue === undefined && node.rInput === undefined) return PLAN_NONE;
+  v.value = v.suffix !== undefined ? `${base}\n${v.suffix}` : out !== undefined ? base : undefined;
+  if (v.value === undefined && v.input === undefined) return PLAN_NONE;
   return out !== undefined ? PLAN_DECIDED : PLAN_WRITE;
 }
 
@@ -352,21 +156,21 @@ export function renderText(part: Part, suffix: string | undefined, to: Pick<Rend
  * Renders a node into `part`, the part at `parts[pi]` of the host's copy: its committed decisions,
  * then its id tags and the stripping of echoed ids (assistant text). Drops are collected.
  */
-export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
+function renderNode(node: PartNode, v: View, slots: DecisionSlots | undefined, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
   if (to.tags && to.fresh === true) {
-    let kind = node.rKind;
-    if (kind === undefined) node.rKind = kind = planOf(node);
+    let kind = v.kind;
+    if (kind === PLAN_UNSET) v.kind = kind = planOf(node, v, slots);
     if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
     if (kind === PLAN_WRITE || kind === PLAN_DECIDED) {
       const st = part.state!;
       const log = to.log;
-      const input = node.rInput;
+      const input = v.input;
       if (input !== undefined) {
         const old = st.input;
         log.add(st, "input", old, log.owns(st, "input", old));
         st.input = input as typeof st.input;
       }
-      const output = node.rValue;
+      const output = v.value;
       if (output !== undefined) {
         const old = st.output;
         log.add(st, "output", old, log.owns(st, "output", old));
@@ -381,27 +185,26 @@ export function renderNode(node: PartNode, part: Part, parts: Part[], pi: number
     }
     if (kind === PLAN_NONE) return;
   }
-  renderSlow(node, part, parts, pi, to);
+  renderSlow(node, v, slots, part, parts, pi, to);
 }
 
 /** The general case: each decision's patch, then tags and echoes, as written. */
-function renderSlow(node: PartNode, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
-  const slots = node.slots;
+function renderSlow(node: PartNode, v: View, slots: DecisionSlots | undefined, part: Part, parts: Part[], pi: number, to: RenderTarget): void {
   const log = to.log;
   if (slots !== undefined) {
     if ((slots.input !== undefined && applyPatch(node, part, parts, pi, slots.input.patch, log)) || (slots.output !== undefined && applyPatch(node, part, parts, pi, slots.output.patch, log))) return dropLater(to.drops, parts, pi);
     part = parts[pi]; // a mask replaces the part
   }
   if (!to.ids) return;
-  const suffix = to.tags ? node.suffix : undefined;
+  const suffix = to.tags ? v.suffix : undefined;
   if (part.type === "tool") {
     if (suffix !== undefined) tagOutput(part, suffix, log, to.fresh === true && slots === undefined);
     return;
   }
-  if ((suffix !== undefined || node.echo === true || slots !== undefined) && part.type === "text" && node.assistantText === true) {
+  if ((suffix !== undefined || v.echo || slots !== undefined) && part.type === "text" && v.assistantText) {
     // a fresh copy of the text the node was built from: whether it quotes ids is known (attach)
     const known = to.fresh === true && slots === undefined && part.text?.length === node.textLen;
-    renderText(part, suffix, to, known ? node.echo === true : undefined);
+    renderText(part, suffix, to, known ? v.echo : undefined);
   }
 }
 
@@ -417,46 +220,107 @@ function writable(part: Part): Part {
   return copy;
 }
 
+/** How a pass finds the part to write for a node (see render). */
+export const Pass = {
+  /** The graph carried nodes over from the last call, which this state rendered: the walk found their parts in the copy. */
+  Incremental: 0,
+  /** Every node anew (the caches were rebuilt, or another process's decisions were merged). */
+  Full: 1,
+  /** A graph built from the copy itself (a repeated call): its nodes' parts are the copy's, written in place. */
+  InPlace: 2,
+} as const;
+export type Pass = (typeof Pass)[keyof typeof Pass];
+
 /**
- * Renders a node into the copy at its place, on a fresh copy of its part when the part there is
- * the node's own (the part it was built from) or was already written this call.
+ * The one render pass: every node `rs` has a view of, in prompt order, gets its decisions
+ * (`decisions`, by position), id tags and echo stripping written into `messages`, the copy the
+ * host handed over; parts to drop are collected in `to.drops` (applyDrops, after the intro).
+ *
+ * A node's own part (a node built from this copy) is never written: it keeps the content as
+ * stored, which rules read on later calls, so the node renders into a fresh copy of it. On an
+ * incremental pass, a carried-over node whose plan changed since the last pass renders from its
+ * own part too, so that nothing of what an earlier pass showed (our own output coming back)
+ * stays in it.
  */
-export function renderAt(node: PartNode, messages: Message[], stamp: number, to: RenderTarget): void {
-  const parts = messages[node.msgIndex]?.parts;
-  const current = parts?.[node.partIndex];
-  if (!current || current.id !== node.part.id) return;
-  const wanted = node.slots !== undefined || (to.tags && node.suffix !== undefined) || (to.ids && node.echo === true);
-  if (node.rc === stamp || current === node.part) {
-    if (!wanted) {
-      if (node.rc === stamp) {
-        to.log.add(parts, node.partIndex, current, true);
-        parts[node.partIndex] = node.part; // the same content as the host's copy of it
-      }
-      return;
+export function render(messages: Message[], graph: Graph, decisions: readonly (DecisionSlots | undefined)[], rs: RenderState, to: RenderTarget, pass: Pass): void {
+  const positions = rs.positions();
+  const views = rs.views;
+  const nodes = graph.nodes;
+  const reused = pass === Pass.Incremental ? graph.reused : 0;
+  const current = rs.pass;
+  for (let k = 0; k < positions.length; k++) {
+    const i = positions[k];
+    const node = nodes[i];
+    const v = views[i]!;
+    if (node === undefined) continue;
+    const slots = decisions[i];
+    const parts = messages[v.mi]?.parts;
+    const pi = v.pi;
+    if (i < reused) {
+      // the walk found this node's part at its place (same id, status, text length)
+      if (v.dirty && v.since < current) rewrite(node, v, slots, parts, pi, to);
+      else renderNode(node, v, slots, parts[pi], parts, pi, to);
+      v.dirty = false;
+      continue;
     }
-    const fresh = writable(node.part);
-    to.log.add(parts, node.partIndex, current, true);
-    parts[node.partIndex] = fresh;
-    renderNode(node, fresh, parts, node.partIndex, to);
-  } else if (wanted) renderNode(node, current, parts, node.partIndex, to);
-  node.rc = stamp;
+    v.dirty = false;
+    const part = parts?.[pi];
+    if (!part || part.id !== node.part.id) continue;
+    if (pass !== Pass.InPlace && part === node.part) {
+      if (!wanted(v, slots, to)) continue;
+      const fresh = writable(node.part);
+      to.log.add(parts, pi, part, true);
+      parts[pi] = fresh;
+      renderNode(node, v, slots, fresh, parts, pi, to);
+    } else if (wanted(v, slots, to)) renderNode(node, v, slots, part, parts, pi, to);
+  }
+  rs.pass++;
+}
+
+/** Something to write: decisions, tags shown, or echoed ids to strip. */
+const wanted = (v: View, slots: DecisionSlots | undefined, to: RenderTarget) => slots !== undefined || (to.tags && v.suffix !== undefined) || (to.ids && v.echo);
+
+/** A carried-over node whose plan changed: rendered from its own part, or given its own part back when nothing is left to write. */
+function rewrite(node: PartNode, v: View, slots: DecisionSlots | undefined, parts: Part[], pi: number, to: RenderTarget): void {
+  to.log.add(parts, pi, parts[pi], true);
+  if (!wanted(v, slots, to)) {
+    parts[pi] = node.part; // the same content as the host's copy of it
+    return;
+  }
+  const fresh = writable(node.part);
+  parts[pi] = fresh;
+  renderNode(node, v, slots, fresh, parts, pi, to);
 }
 
 /** Decisions that take the part out of the prompt. */
 export const isDropped = (slots: DecisionSlots | undefined) => slots?.output?.patch.drop === true || slots?.input?.patch.drop === true;
 
-/** Applies committed decisions from the state record alone, for a graph the runtime did not build (repeats). */
-export function renderById(graph: Graph, decisions: Record<string, DecisionSlots>, to: RenderTarget): void {
-  for (const id in decisions) {
-    const node = graph.byId.get(id);
-    // the part found by id must be the one decided: after a drop, a later part sharing its id comes first
-    const slots = node && decisionsOf(decisions, node.part);
-    if (!node || !slots) continue;
+/**
+ * A repeated call (the same history again, or our own output coming back): a graph of the copy
+ * gets, by part id, the committed decisions of the state record and the tag suffixes `rs` holds
+ * for the runtime's graph, and is rendered in place by the same pass.
+ */
+export function renderRepeat(copy: Graph, decisions: Record<string, DecisionSlots>, runtime: Graph | undefined, rs: RenderState, to: RenderTarget): void {
+  const views = new RenderState();
+  const slots: (DecisionSlots | undefined)[] = [];
+  for (const n of copy.nodes) {
+    const d = decisionsOf(decisions, n.part);
+    // decisions and tags name the first part with an id: a later part sharing it gets neither
+    const first = copy.byId.get(n.part.id) === n;
     // our own output again: its dropped parts are gone, and the part found by their id is another
-    if (!to.fresh && isDropped(slots)) continue;
-    const parts = node.message.parts;
-    const part = parts[node.partIndex];
-    if (part !== node.part) continue;
-    if ((slots.input !== undefined && applyPatch(node, part, parts, node.partIndex, slots.input.patch, to.log)) || (slots.output !== undefined && applyPatch(node, part, parts, node.partIndex, slots.output.patch, to.log))) dropLater(to.drops, parts, node.partIndex);
+    const skip = isDropped(d) && !(first && to.fresh === true);
+    slots.push(skip || !first ? undefined : d);
+    if (skip || !to.ids) {
+      if (slots[n.index] !== undefined) views.of(n);
+      continue;
+    }
+    const own = runtime?.byId.get(n.part.id);
+    const suffix = to.tags && first && own !== undefined && own.part.type === n.part.type ? rs.views[own.index]?.suffix : undefined;
+    const v = slots[n.index] !== undefined || suffix !== undefined || n.message.info?.role === "assistant" ? views.of(n) : undefined;
+    if (v === undefined) continue;
+    v.suffix = suffix;
+    v.echo = v.assistantText; // renderText looks for echoed tags itself (a repeat knows nothing of the text)
   }
+  // tags may be in the copy already (our own output): never the fresh-copy shortcuts
+  render(copy.messages, copy, slots, views, { ...to, fresh: false }, Pass.InPlace);
 }

@@ -7,7 +7,8 @@ import { idTags, type IdTags } from "./id-tags.js";
 import type { FactContext } from "./facts.js";
 import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
-import { decisionsOf, type SessionState } from "./state.js";
+import { RenderState } from "./render-state.js";
+import { decisionsOf, type DecisionSlots, type SessionState } from "./state.js";
 import { getPath } from "../lang/path.js";
 import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
@@ -50,7 +51,11 @@ export class SessionRuntime {
   /** Nodes processed so far (a prefix of the graph), and the first node they were built for. */
   private seen = 0;
   private built?: PartNode;
-  /** Node indexes with committed decisions, and with id tags: what render walks. */
+  /** The decisions committed for each node, by position (the session state's records, shared). */
+  slots: (DecisionSlots | undefined)[] = [];
+  /** Render's views of the nodes (tags, suffixes, plans), by position; new whenever the caches are rebuilt. */
+  view = new RenderState();
+  /** Node indexes with committed decisions, and with id tags. */
   decided: number[] = [];
   tagged: number[] = [];
   idByPart = new Map<string, string>();
@@ -104,12 +109,9 @@ export class SessionRuntime {
   committedNow: number[] = [];
   /** Node indexes restored since the last call: their messages' tags are recomputed. */
   touched: number[] = [];
-  /** Transform calls so far (render stamps which nodes a call already wrote into its copy). */
-  stamp = 0;
   /**
    * The caches were rebuilt outside a transform (a prune request or sweep builds its own graph):
-   * the nodes' tag suffixes are not computed yet, so the next transform renders everything after
-   * its phases instead of in its walk.
+   * the nodes' tag suffixes are not computed yet, so the next transform renders everything anew.
    */
   viewsStale = true;
 
@@ -151,8 +153,13 @@ export class SessionRuntime {
     return this.promptSize.tokens;
   }
 
+  /** The decisions committed for a node of the current graph. */
+  slotsOf(n: PartNode): DecisionSlots | undefined {
+    return this.slots[n.index];
+  }
+
   private committedRule(n: PartNode): string | undefined {
-    return n.slots?.output?.rule;
+    return this.slotsOf(n)?.output?.rule;
   }
 
   /**
@@ -180,6 +187,7 @@ export class SessionRuntime {
     }
     this.seen = nodes.length;
     this.built = nodes[0];
+    this.view.reserve(nodes.length);
     return rebuilt;
   }
 
@@ -189,7 +197,7 @@ export class SessionRuntime {
   }
 
   /**
-   * Decisions and the id tag of a part, attached to its node (render and phases read them there),
+   * Decisions and the id tag of a part, kept by its position (render and phases read them there),
    * and whether its text quotes ids (echoes are stripped from every assistant text). A part that
    * shares an earlier part's id gets neither decisions nor a tag: they belong to the first part.
    * (Histories may repeat part ids; OpenCode's do not.)
@@ -199,19 +207,21 @@ export class SessionRuntime {
     const partId = p.id;
     const first = this.graph.byId.get(partId) === n;
     const slots = !first || (this.inherited && !this.inherited.has(partId)) ? undefined : decisionsOf(this.state.decisions, p);
-    n.slots = slots;
-    n.rKind = undefined;
+    this.slots[n.index] = slots;
     if (slots) this.decided.push(n.index);
     let id = first ? this.idByPart.get(partId) : undefined;
     // an id names a part of one type (its first letter): a part of another type that shares the
     // id of a part cut off since (a history may repeat ids) does not show it. Not the part's size:
     // an output the host compacts later keeps its tag (the cached prefix stays the same).
     if (id !== undefined && ID_TYPES[id[0]] !== p.type) id = undefined;
-    n.tag = id === undefined ? undefined : this.idTags.make(id);
-    if (n.tag) this.tagged.push(n.index);
-    n.assistantText = p.type === "text" && n.message.info?.role === "assistant";
-    n.echo = n.assistantText && typeof p.text === "string" && p.text.includes(this.idTags.marker);
-    if (slots || n.tag || n.echo) n.visit = true;
+    const tag = id === undefined ? undefined : this.idTags.make(id);
+    if (tag) this.tagged.push(n.index);
+    const echo = p.type === "text" && n.message.info?.role === "assistant" && typeof p.text === "string" && p.text.includes(this.idTags.marker);
+    if (slots || tag || echo) {
+      const v = this.view.of(n);
+      v.tag = tag;
+      v.echo = echo;
+    }
   }
 
   private reset() {
@@ -219,6 +229,8 @@ export class SessionRuntime {
     this.seen = 0;
     this.built = undefined;
     this.decided = [];
+    this.slots = [];
+    this.view = new RenderState();
     this.tagged = [];
     this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
@@ -371,7 +383,7 @@ export class SessionRuntime {
       const views = this.olderViews.get(n.part.id);
       if (views) views.push(older.part.id);
       else this.olderViews.set(n.part.id, [older.part.id]);
-      if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
+      if (!this.slots[i]?.output) this.pendingMarks.set(older.part.id, mark);
     }
     open.length = kept;
   }

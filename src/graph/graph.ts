@@ -1,10 +1,12 @@
 // The message graph: one node per part, in prompt order, with the positional facts
 // (turn, age, newer tool tokens) that rules read. Built once per transform call in O(parts).
 import type { HostProfile } from "./host.js";
+import { textLength } from "./measure.js";
 import { textOf, tokensOf, toolResultText } from "./prompt.js";
 import type { Message, Part } from "./types.js";
 
 export { textOf, tokensOf };
+export { textLength } from "./measure.js";
 
 export const TERMINAL = new Set(["completed", "error"]);
 
@@ -25,41 +27,13 @@ export interface PartNode {
   toolTokensNewer: number;
   /** Status signature; a reused node must still have it (a part that changed state is new). */
   sig: string;
-  // slots: the decisions committed for this part, attached by the engine (engine/node-slots.ts
-  // declares the field, so that this layer does not import the engine's types).
-  /** The id tag rendered after this part's output, attached by the runtime. */
-  tag?: string;
-  /** The id tags shown after this part's output or text (its own, and reasoning tags it carries). */
-  suffix?: string;
-  /** Assistant text that quotes an id tag: rendering strips it. */
-  echo?: boolean;
   /** Length of the part's text when the node was built (-1: no text); reused nodes still have it. */
   readonly textLen: number;
-  /** Set by the engine once the node has anything to render (decisions, tags, echoes): the walk then visits it. */
-  visit?: boolean;
-  /** Call stamp of the last walk that rendered this node into the host's copy. */
-  rc?: number;
-  /** A text part of an assistant message (set with `echo`). */
-  assistantText?: boolean;
-  /** Render's plan for the committed decisions (render.ts); whoever changes `slots` resets it to undefined. */
-  rKind?: number;
-  rValue?: string;
-  rInput?: unknown;
-  /** Characters of the tool input's JSON (render.ts inputCharsOf), once measured. */
-  inChars?: number;
 }
-
-/**
- * Called by buildGraph for each node carried over from the previous graph whose `visit` is set,
- * with the part at its place in the new copy: the engine renders committed decisions there while
- * the walk has the part in hand.
- */
-export type ReusedVisitor = (node: PartNode, part: Part, parts: Part[], partIndex: number) => void;
 
 export interface BuildOptions {
   /** The host whose placeholders a tool result is measured with (kept for the session's later graphs). */
   host: HostProfile;
-  visit?: ReusedVisitor;
   /** A message id whose first place the graph reports (Graph.anchorIndex), found by the walk. */
   anchor?: string;
 }
@@ -101,6 +75,14 @@ export function partResultText(part: Part, host: HostProfile | undefined): strin
 
 /** Placeholders of a node not built by buildGraph (tests build such nodes for conditions). */
 const NO_HOST = { clearedOutput: "", interruptedOutput: "" } as HostProfile;
+
+/** Characters of a tool part's input as sent (its JSON; `{}` when absent), measured once per node. */
+export function inputChars(node: PartNode): number {
+  const n = node as Partial<Node> & PartNode; // a node built by hand caches it the same way
+  let c = n.inChars;
+  if (c === undefined) n.inChars = c = textLength(node.part.state?.input ?? {});
+  return c;
+}
 
 /** A user message the provider receives: notices the plugin posts (ignored-only) are not turns. */
 export function isUserMessage(m: Message): boolean {
@@ -145,14 +127,7 @@ class Node implements PartNode {
   readonly textLen: number;
   turn: number;
   readonly clock: Clock;
-  visit?: boolean;
-  slots?: PartNode["slots"];
-  rKind?: number;
-  rValue?: string;
-  rInput?: unknown;
-  suffix?: string;
-  rc?: number;
-  /** Characters of the tool input's JSON (render.ts inputCharsOf), once measured. */
+  /** Characters of the tool input's JSON (inputChars), once measured. */
   inChars?: number;
   index: number;
   part: Part;
@@ -163,9 +138,6 @@ class Node implements PartNode {
   tokensThrough: number;
   /** Characters (tool output as sent + text) of this part and every part before it. */
   charsThrough: number;
-  tag?: string;
-  echo?: boolean;
-  assistantText?: boolean;
   constructor(index: number, msgIndex: number, partIndex: number, part: Part, message: Message, turn: number, callIndex: number, outputChars: number, sig: string, pid: string, isTool: boolean, tokensThrough: number, clock: Clock, charsThrough: number, textLen: number) {
     this.pid = pid;
     this.sig = sig;
@@ -213,7 +185,7 @@ export function charsFrom(g: Graph, first: number): number {
  * Builds the graph of `messages`. With `prev` (the same session's previous graph), leading parts
  * with the same id, place, status and text length reuse their nodes, which keep the part object
  * they were built from (the engine never writes to it, so rules always read the part as the host
- * stored it); the walk only checks them, and hands those the engine marked to `opts.visit`.
+ * stored it); the walk only checks them.
  */
 export function buildGraph(messages: Message[], prev: Graph | undefined, opts: BuildOptions): Graph {
   const prevNodes = prev?.nodes ?? [];
@@ -234,7 +206,7 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0, host: opts.host };
-  const { visit, anchor } = opts;
+  const { anchor } = opts;
   let anchorIndex = -1;
   for (let mi = 0; mi < messages.length; mi++) {
     const m = messages[mi];
@@ -259,7 +231,6 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
         const old = prevNodes[reused] as Node | undefined;
         if (old && old.pid === id && old.sig === sig && old.msgIndex === mi && old.partIndex === pi && old.isTool === isTool && old.textLen === textLen && old.turn === turn && old.clock === clock) {
           reused++;
-          if (old.visit === true && visit) visit(old, part, parts, pi);
           continue;
         }
         reusing = false;

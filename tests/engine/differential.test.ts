@@ -149,7 +149,7 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
           // A candidate list drops parts that can never change again: decided in the rule's slot,
           // protected for good (unless the rule overrides protection), or with a patch found not worth it.
           const decidedInSlot =
-            node.slots?.[rule.action.slot === "input" ? "input" : "output"] !== undefined ||
+            rt.slots[node.index]?.[rule.action.slot === "input" ? "input" : "output"] !== undefined ||
             (rule.options.overrideProtection !== true && rt.protectedBy.permanent.has(node.index)) ||
             rt.patches[rule.index]?.get(node.part.id) === null;
           // Static protect rules settle protection once per part instead of keeping a candidate list.

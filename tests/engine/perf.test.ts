@@ -5,7 +5,11 @@ import { buildGraph, textOf, tokensOf, type Graph } from "../../src/graph/graph.
 import { compileKey, inputFingerprint, KEY_FILTERS, sameJson } from "../../src/engine/key.js";
 import { createPruner } from "../../src/index.js";
 import { assistant, bigText, toolPart, user } from "../helpers/session.js";
-import { applyDrops, renderAt, textLength, writeLog, type RenderTarget, type Undo } from "../../src/engine/render.js";
+import { textLength } from "../../src/graph/graph.js";
+import { Pass, render, type RenderTarget } from "../../src/engine/render.js";
+import { RenderState } from "../../src/engine/render-state.js";
+import type { DecisionSlots } from "../../src/engine/state.js";
+import { applyDrops, writeLog, type Undo } from "../../src/engine/write-log.js";
 import { appendStep, deepCopy, generateSession } from "./session-gen.js";
 import { OPENCODE } from "../../src/host/profile.js";
 import { idTags } from "../../src/engine/id-tags.js";
@@ -170,31 +174,31 @@ describe("fast paths agree with the definitions they replace", () => {
     const history = generateSession({ seed: 7, turns: 20, stepsPerTurn: 1, toolsPerStep: 5 });
     const first = deepCopy(history);
     const g = buildGraph(first, undefined, { host: OPENCODE });
-    const decided: number[] = [];
+    const slots: (DecisionSlots | undefined)[] = [];
+    const rs = new RenderState();
     g.nodes.forEach((n, i) => {
-      if (n.part.type === "tool" && i % 3 === 0) n.slots = { output: { rule: "r", action: "clear", patch: { output: "x" }, tokens: 1, call: 0 } };
-      else if (n.part.type === "step-start") n.slots = { output: { rule: "r", action: "drop", patch: { drop: true }, tokens: 0, call: 0 } };
+      if (n.part.type === "tool" && i % 3 === 0) slots[i] = { output: { rule: "r", action: "clear", patch: { output: "x" }, tokens: 1, call: 0 } };
+      else if (n.part.type === "step-start") slots[i] = { output: { rule: "r", action: "drop", patch: { drop: true }, tokens: 0, call: 0 } };
       else return;
-      n.visit = true;
-      if (n.part.type === "tool" && i % 2 === 0) n.suffix = "[acp:t123]";
-      decided.push(i);
+      rs.changed(n);
+      if (n.part.type === "tool" && i % 2 === 0) rs.of(n).suffix = "[acp:t123]";
     });
     const own = JSON.stringify(first);
-    const renderInto = (copy: typeof history, undo: Undo, stamp: number) => {
+    const renderInto = (copy: typeof history, undo: Undo) => {
       const to: RenderTarget = { log: writeLog(undo), drops: new Map(), idTags: idTags(OPENCODE.idTag), ids: true, tags: true };
-      for (const i of decided) renderAt(g.nodes[i], copy, stamp, to);
+      render(copy, g, slots, rs, to, Pass.Full);
       applyDrops(to.drops, undo);
     };
     // the call that built the nodes: their parts are in the copy, so rendering writes to fresh copies of them
     const undo1: Undo = [];
-    renderInto(first, undo1, 1);
+    renderInto(first, undo1);
     expect(JSON.stringify(g.nodes.map((n) => n.part))).toBe(JSON.stringify(JSON.parse(own).flatMap((m: { parts: unknown[] }) => m.parts)));
     expect(JSON.stringify(first)).not.toBe(own);
     // a later call on a new copy writes into the copy's parts; the undo log puts every write back
     const copy = deepCopy(history);
     const before = JSON.stringify(copy);
     const undo: Undo = [];
-    renderInto(copy, undo, 2);
+    renderInto(copy, undo);
     const log = writeLog(undo);
     log.add(copy[0].info, "id", copy[0].info.id, true);
     copy[0].info.id = "changed";

@@ -54,7 +54,7 @@ describe("duplicate part ids (presets.test.ts, seed 1990296199: odd shape dupPar
 describe("duplicate part ids in a repeated transform (presets.test.ts strict, seed -902120597: dupParts + swaps)", () => {
   // Fixed (was KNOWN_OPEN "dup-part-ids"). A step-start comes first with the id a later user text
   // part also has; the step-start is dropped. A repeated transform of that output re-renders the
-  // decisions by part id (renderById): the step-start is gone, so the id finds the user text. A
+  // decisions by part id (renderRepeat): the step-start is gone, so the id finds the user text. A
   // decision now records its part's type, and a part of another type is left alone.
   const history = (): Message[] => [
     { info: { id: "msg_1", sessionID: sid, role: "assistant" }, parts: [{ id: "prt_dup", sessionID: sid, messageID: "msg_1", type: "step-start" }, { id: "prt_a", sessionID: sid, messageID: "msg_1", type: "text", text: "answer" }] },
@@ -118,7 +118,7 @@ describe("duplicate part ids and id tags (presets.test.ts strict, seed 196815794
   });
 
   // presets.test.ts, seed 38278333: two tool calls share an id, the first one tagged. A transform
-  // of the same history again (renderIdsById) found each part's tags by id, so the second call
+  // of the same history again (renderRepeat) found each part's tags by id, so the second call
   // showed the first one's tag too.
   it("a repeated transform shows a tag on the first part with the id only", () => {
     const read = (msg: string, out: string): Message => ({

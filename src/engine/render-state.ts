@@ -1,0 +1,90 @@
+// What rendering keeps of a session between calls, by node position: the id tags the runtime
+// gave, and a view of every node with something to render (decisions, tags, echoed ids), holding
+// the plan render.ts made for it. A node keeps its position while it is carried over from call to
+// call, and the runtime starts a new RenderState whenever it rebuilds its caches, so a position
+// always names the same node. Graph nodes hold facts only.
+import type { PartNode } from "../graph/graph.js";
+
+/** Render's record of one node. */
+export interface View {
+  /** The node's place in the copy (the same for as long as the node is carried over), so a pass can find its part without reading the node. */
+  readonly mi: number;
+  readonly pi: number;
+  /** The part's own id tag (ids.ts), if it has one. */
+  tag?: string;
+  /** The id tags shown after the part's output or text: its own, and the reasoning tags it carries. */
+  suffix?: string;
+  /** Assistant text that quotes an id tag: rendering strips it. */
+  echo: boolean;
+  /** A text part of an assistant message. */
+  assistantText: boolean;
+  /** render.ts planOf, cached: PLAN_UNSET until planned; reset whenever the decisions or the suffix change. */
+  kind: number;
+  value?: string;
+  input?: unknown;
+  /** The decisions or the suffix changed since the last pass rendered it. */
+  dirty: boolean;
+  /** The pass (RenderState.pass) during which the view was made. */
+  since: number;
+}
+
+/** A view's kind before render planned it. */
+export const PLAN_UNSET = -1;
+
+export class RenderState {
+  /** By node position; undefined for a node with nothing to render. */
+  readonly views: (View | undefined)[] = [];
+  /** Positions with a view, ascending (what a pass visits), and those made since the last pass. */
+  private order: number[] = [];
+  private added: number[] = [];
+  /** Render passes begun (render.ts renderSession); views remember the one they were made in. */
+  pass = 0;
+
+  /** Room for `count` nodes: positions stay dense (a sparse array would be a slow dictionary). */
+  reserve(count: number): void {
+    const views = this.views;
+    while (views.length < count) views.push(undefined);
+  }
+
+  /** The view of a node, made (and listed for rendering) if it has none. */
+  of(node: PartNode): View {
+    const i = node.index;
+    let v = this.views[i];
+    if (v === undefined) {
+      this.reserve(i);
+      v = { mi: node.msgIndex, pi: node.partIndex, tag: undefined, suffix: undefined, echo: false, assistantText: node.part.type === "text" && node.message.info?.role === "assistant", kind: PLAN_UNSET, value: undefined, input: undefined, dirty: true, since: this.pass };
+      this.views[i] = v;
+      this.added.push(i);
+    }
+    return v;
+  }
+
+  /** A node's decisions or suffix changed: plan it again, and render it afresh on the next pass. */
+  changed(node: PartNode): void {
+    const v = this.of(node);
+    v.kind = PLAN_UNSET;
+    v.dirty = true;
+  }
+
+  /** Every position with a view, ascending. */
+  positions(): number[] {
+    const added = this.added;
+    if (added.length === 0) return this.order;
+    let ascending = true;
+    for (let k = 1; k < added.length && ascending; k++) ascending = added[k - 1] < added[k];
+    if (!ascending) added.sort((a, b) => a - b);
+    const order = this.order;
+    if (order.length === 0 || added[0] > order[order.length - 1]) for (const i of added) order.push(i);
+    else {
+      // views made for older nodes (a first decision on a part seen before): one merge
+      const merged: number[] = new Array(order.length + added.length);
+      let a = 0;
+      let b = 0;
+      let n = 0;
+      while (a < order.length || b < added.length) merged[n++] = b >= added.length || (a < order.length && order[a] < added[b]) ? order[a++] : added[b++];
+      this.order = merged;
+    }
+    this.added = [];
+    return this.order;
+  }
+}
