@@ -13,10 +13,17 @@ import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
+import { ParkedWants } from "./parked.js";
+import type { Wanted } from "./phases.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
   by: string; // part id of the superseding part
+  /** The nodes the graph holds for the marked part's id and for `by` (the first node of each id; fixed until a rebuild). */
+  node: PartNode;
+  byNode: PartNode;
+  /** Its want is parked (parked.ts, which alone sets it). */
+  parked?: boolean;
 }
 
 interface ConfigFacts {
@@ -33,6 +40,10 @@ export class Protection {
   }
   get(i: number): CompiledRule | undefined {
     return this.permanent.get(i) ?? this.current.get(i);
+  }
+  /** Node indexes protected on this call only (time-dependent rules). */
+  dynamic(): Iterable<number> {
+    return this.current.keys();
   }
   setDynamic(i: number, r: CompiledRule): void {
     if (!this.has(i)) this.current.set(i, r);
@@ -54,8 +65,11 @@ export class SessionRuntime {
   decided: number[] = [];
   tagged: number[] = [];
   idByPart = new Map<string, string>();
-  /** Part id → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh check. */
-  readonly olderViews = new Map<string, string[]>();
+  /**
+   * Node → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh
+   * check. Keyed and listed by the index of the first node of each part id (graph.byId), as decisions are.
+   */
+  readonly olderViews = new Map<number, number[]>();
   /** When each part was last in use; only kept when a rule reads `idleTurns`. */
   private use?: UseTracker;
   private readonly tracksUse: boolean;
@@ -94,8 +108,17 @@ export class SessionRuntime {
   stale = false;
   /** The state was missing or unreadable: rebuild manual decisions from the history once. */
   replayManual = false;
-  /** Set when a manual request, sweep or restore changed state since the last call. */
-  dirty = false;
+  /** Set when a manual request, sweep or restore changed state since the last call: it unparks every blocked want. */
+  get dirty(): boolean {
+    return this.changed;
+  }
+  set dirty(v: boolean) {
+    if (v) this.parked.clear();
+    this.changed = v;
+  }
+  private changed = false;
+  /** Blocked supersede wants carried from call to call without being evaluated again (parked.ts). */
+  readonly parked = new ParkedWants<Wanted>();
   readonly protectedBy = new Protection();
   /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
@@ -231,6 +254,7 @@ export class SessionRuntime {
     this.olderViews.clear();
     this.reruns.clear();
     this.pendingMarks.clear();
+    this.parked.clear();
     this.patches = [];
     this.protectedBy.clear();
   }
@@ -366,11 +390,14 @@ export class SessionRuntime {
         open[kept++] = i;
         continue;
       }
-      const mark = { rule: r, by: n.part.id };
+      const byId = this.graph.byId;
+      const first = byId.get(older.part.id)!;
+      const byNode = byId.get(n.part.id)!;
+      const mark = { rule: r, by: n.part.id, node: first, byNode };
       this.marks.set(older.part.id, mark);
-      const views = this.olderViews.get(n.part.id);
-      if (views) views.push(older.part.id);
-      else this.olderViews.set(n.part.id, [older.part.id]);
+      const views = this.olderViews.get(byNode.index);
+      if (views) views.push(first.index);
+      else this.olderViews.set(byNode.index, [first.index]);
       if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
     }
     open.length = kept;
