@@ -20,6 +20,9 @@ interface Carried {
   mark?: { parked?: boolean };
 }
 
+/** Off only in tests: the calls then run without parking, as the reference the parked calls must equal (tests/engine/parked.test.ts). */
+export const parking = { on: true };
+
 /** What commit needs of the parked wants as a whole (they are pending wants on already-sent parts). */
 export interface ParkedSummary {
   count: number;

@@ -11,7 +11,7 @@ import type { SessionRuntime, SupersedeMark } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 import { backedOffRules, noteReruns } from "./regret.js";
-import type { ParkedSummary } from "./parked.js";
+import { parking, type ParkedSummary } from "./parked.js";
 
 /** What decided a part: a compiled rule, or the model's own request. */
 interface Decider {
@@ -105,6 +105,8 @@ export interface CallResult {
   /** Parts whose decisions wait for a later call (their slot: output or input). */
   pendingParts: { partId: string; slot: "output" | "input" }[];
   pendingTokens: number;
+  /** Blocked wants carried to the next call without being evaluated again (parked.ts). */
+  parked: number;
   rebuilt: boolean;
 }
 
@@ -137,7 +139,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // protected on this call or their rule backed off: then they are evaluated as any other.
   const parked = rt.parked;
   const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
-  if (plain) parked.clear();
+  const parks = !plain && parking.on;
+  if (!parks) parked.clear();
   if (parked.size > 0) {
     for (const i of [...rt.protectedBy.dynamic()]) parked.unpark(i);
     if (backedOff.size > 0) for (const i of parked.ofRules(backedOff)) parked.unpark(i);
@@ -301,9 +304,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       w.node.rKind = undefined; // render plans again
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }
-    if (!plain) park(due);
+    if (parks) park(due);
     const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
-    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
+    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0), parked: parked.size };
   }
 
   /** Decisions due now (manual ones, and those on parts not sent yet) and those that may wait. */
