@@ -142,7 +142,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const parks = !plain && parking.on;
   if (!parks) parked.clear();
   if (parked.size > 0) {
-    for (const i of [...rt.protectedBy.dynamic()]) parked.unpark(i);
+    for (const i of [...rt.protectedBy.dynamic()]) if (parked.has(i)) parked.unpark(i);
     if (backedOff.size > 0) for (const i of parked.ofRules(backedOff)) parked.unpark(i);
     rt.decidedNow = new Map(parked.rules);
   }

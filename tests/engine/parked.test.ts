@@ -116,14 +116,20 @@ describe("parked wants", () => {
     expect(parked.slice(8)).toEqual(parked.slice(8).map(() => 1));
   });
 
-  it("restores and prune requests between calls unpark everything, and the calls after agree", () => {
+  it("a restore between calls unparks: the restored part is pinned, so its want is gone", () => {
+    // long commands: stale-long-command strips ls2's input once a turn is over, so ls2 has a decision to restore
+    const cmd = `ls ${"-l ".repeat(250)}`;
+    const lsLong = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: cmd }, output: bigText(id, lines), id }]);
+    const h = [user("go"), lsLong("prt_ls1", 40), lsLong("prt_ls2", 41), lsLong("prt_ls3", 42), filler(0), user("next"), ...Array.from({ length: 6 }, (_, k) => filler(k + 1)), assistant([], "done")];
     const file = rulesFile("hold-first-long", holdLs("hold-first", LS1, 0, 1000));
+    let restored: boolean | undefined;
     const between = (k: number, p: AcpPruner) => {
-      if (k === 6) p.restore(SID, "prt_ls3");
-      if (k === 8) p.restore(SID, "prt_ls1");
+      if (k === 8) restored = p.restore(SID, "prt_ls2");
     };
-    const steps = same(() => createPruner({ preset: "balanced", rules: [file], config: CONFIG }), chain(10), between);
-    expect(steps.map((s) => s.parked)).toContain(1);
+    const steps = same(() => createPruner({ preset: "balanced", rules: [file], config: CONFIG }), h, between);
+    expect(restored).toBe(true);
+    expect(steps.slice(3, 8).map((s) => s.parked)).toEqual([1, 1, 1, 1, 1]);
+    expect(steps.slice(8).map((s) => s.parked)).toEqual(steps.slice(8).map(() => 0));
   });
 
   it("on the generated session most blocked wants are parked, and every call agrees with parking off", async () => {
