@@ -5,12 +5,16 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { parking } from "../../src/engine/parked.js";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import type { Message } from "../../src/graph/types.js";
 import { createPruner } from "../../src/index.js";
+import type { AcpConfig } from "../../src/rules/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
+import { buildCalls, buildSession, callMessages, flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb, type RuleSetSpec } from "../property/arbitraries.js";
+import { fcParams } from "../property/invariants.js";
 
 const dir = mkdtempSync(join(tmpdir(), "acp-parked-"));
 /** Every pending prune goes at once (minTokens 0), so a blocked want is blocked on every call. */
@@ -157,3 +161,61 @@ describe("parked wants", () => {
     expect(Math.min(...parked.slice(1).map((s) => s.parked))).toBeGreaterThan(0);
   });
 });
+
+describe("parked wants on random rule sets and sessions", () => {
+  const BUILTINS = createPruner({ preset: "verbose" }).resolved.all.map((e) => ({ id: e.spec.id, params: e.spec.params ?? {} }));
+  const RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_RUNS ?? 150) / 5));
+  const seen = { parked: 0, calls: 0 };
+
+  test.prop([ruleSetArb(BUILTINS), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(RUNS))(
+    "every call (with compaction, reverts, restores and prune requests between calls) renders and saves what it does with parking off",
+    (rs, spec, schedule) => {
+      const file = rulesFile(`random-${++fileCount}`, ruleFileText(rs.rules).replace(/^rules:\n/, ""));
+      const config = { ...configOf(rs), idsFromTokens: 0 };
+      const raw = buildSession(spec);
+      const calls = buildCalls(raw, schedule);
+      const run = (on: boolean): Step[] => {
+        const p = createPruner({ preset: rs.base, config, rules: [file], onError: () => {} });
+        return calls.map((call, k) => {
+          const slice = callMessages(raw, call);
+          const sid = slice.find((m) => m?.info?.sessionID)?.info.sessionID;
+          if (sid && k > 0) {
+            const st = p.state(sid);
+            for (const r of schedule.restores.filter((r) => r.at % calls.length === k)) {
+              const decided = Object.keys(st.decisions).sort();
+              if (decided.length) p.restore(sid, decided[r.pick % decided.length]);
+              const ids = Object.keys(st.ids ?? {}).sort();
+              if (ids.length) p.manual(sid, { action: "discard", targets: [ids[r.pick % ids.length]] }, slice);
+            }
+          }
+          const ctx = structuredClone(slice);
+          parking.on = on;
+          try {
+            p.transform(ctx, { now: NOW + k * 60_000 });
+          } finally {
+            parking.on = true;
+          }
+          return { parked: (sid && p.lastCall(sid)?.parked) || 0, prompt: JSON.stringify(ctx), state: sid ? JSON.stringify(p.state(sid)) : "" };
+        });
+      };
+      const parked = run(true);
+      const plain = run(false);
+      seen.calls += parked.length;
+      seen.parked += parked.filter((s) => s.parked > 0).length;
+      expect(firstDifference(parked, plain), ruleFileText(rs.rules)).toBe("");
+    },
+    120_000,
+  );
+
+  it("the random runs parked wants on some calls (the comparison is not vacuous)", () => {
+    expect(seen.parked).toBeGreaterThan(0);
+  });
+});
+let fileCount = 0;
+
+function configOf(rs: RuleSetSpec): Partial<AcpConfig> {
+  const c: Partial<AcpConfig> = { tool: rs.config.tool, commit: rs.config.commit, rules: Object.fromEntries(rs.toggles.map((t) => [t.id, t.setting])) };
+  if (rs.config.protectedTools) c.protectedTools = rs.config.protectedTools;
+  if (rs.config.protectedFiles) c.protectedFiles = rs.config.protectedFiles;
+  return c;
+}
