@@ -41,6 +41,8 @@ export class ParkedWants<W extends Carried> {
   readonly rules = new Map<number, string>();
   /** Parked wants per rule id (backed-off rules unpark theirs). */
   private readonly perRule = new Map<string, number>();
+  /** Wants unparked since the marks loop last took them (SessionRuntime.activeMarks): their marks are walked again. */
+  readonly released: W[] = [];
   private summed: ParkedSummary = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
   /** A want at `first` or `lastMsg` was unparked: summary() recounts. */
   private recount = false;
@@ -98,6 +100,7 @@ export class ParkedWants<W extends Carried> {
       s.tokens -= w.tokens;
       if (i === s.first || w.node.msgIndex === s.lastMsg) this.recount = true;
       out.push(w);
+      this.released.push(w);
     }
     const deps = this.dependents.get(i);
     if (deps) for (const d of [...deps]) this.unpark(d, out);
@@ -126,7 +129,10 @@ export class ParkedWants<W extends Carried> {
   }
 
   clear(): void {
-    for (const { want } of this.byNode.values()) if (want.mark) want.mark.parked = false;
+    for (const { want } of this.byNode.values()) {
+      if (want.mark) want.mark.parked = false;
+      this.released.push(want);
+    }
     this.byNode.clear();
     this.dependents.clear();
     this.rules.clear();

@@ -150,23 +150,38 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const woken = new Map<number, Wanted>();
 
   // supersede (marks are kept incrementally by the runtime; committed ones leave pendingMarks)
-  for (const [id, mark] of rt.pendingMarks) {
-    if (mark.parked === true) continue; // its want stands, blocked
+  // (the pending marks in their order, less the parked ones: activeMarks)
+  const marks = rt.activeMarks();
+  let kept = 0;
+  for (let k = 0; k < marks.length; k++) {
+    const mark = marks[k];
+    if (mark.parked === true) continue; // its want stands, blocked; back in the list once unparked
     const n = mark.node;
+    const id = n.part.id;
+    if (rt.pendingMarks.get(id) !== mark) continue; // decided since
+    marks[kept++] = mark;
     if (woken.size > 0 && woken.has(n.index)) continue; // commit takes its want in (withParked)
     if (taken(n, "output")) {
       rt.pendingMarks.delete(id);
+      kept--;
       continue;
     }
     if (backedOff.has(mark.rule.id)) continue;
     if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) {
-      if (rt.protectedBy.permanent.has(n.index)) rt.pendingMarks.delete(id); // protected for good: never a change
+      if (rt.protectedBy.permanent.has(n.index)) {
+        rt.pendingMarks.delete(id); // protected for good: never a change
+        kept--;
+      }
       continue;
     }
     const c = candidateFor(rt, mark.rule, n, mark.byNode);
     if (c) want(n, mark.rule, c, mark.by, mark);
-    else rt.pendingMarks.delete(id); // the verdict is cached: this mark never becomes a change
+    else {
+      rt.pendingMarks.delete(id); // the verdict is cached: this mark never becomes a change
+      kept--;
+    }
   }
+  marks.length = kept;
 
   // age, reduce: each rule walks the parts its static conditions admitted. A part leaves the list
   // for good once it can never change again: its slot decided (decisions are sticky; a restored

@@ -24,6 +24,8 @@ export interface SupersedeMark {
   byNode: PartNode;
   /** Its want is parked (parked.ts, which alone sets it). */
   parked?: boolean;
+  /** Creation order: the order of pendingMarks, which the marks loop keeps. */
+  seq: number;
 }
 
 interface ConfigFacts {
@@ -77,6 +79,12 @@ export class SessionRuntime {
   readonly reruns = new RerunIndex();
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
+  /**
+   * The pending marks the marks loop walks, in pendingMarks order: parked ones leave it (the loop
+   * drops them, and those no longer pending) and come back when unparked (activeMarks()).
+   */
+  private active: SupersedeMark[] = [];
+  private markSeq = 0;
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
   candidates: number[][] = [];
   /** sentPrefix[i]: characters sent for nodes[0..i) (phases.ts sentBetween); valid for the carried-over nodes. */
@@ -178,6 +186,27 @@ export class SessionRuntime {
     return n.slots?.output?.rule;
   }
 
+  /** The marks list the marks loop walks (and compacts), with the marks unparked since the last call back in their place. */
+  activeMarks(): SupersedeMark[] {
+    const back = this.parked.released;
+    if (back.length === 0) return this.active;
+    const marks = back.map((w) => w.mark).filter((m) => m !== undefined);
+    marks.sort((a, b) => a.seq - b.seq);
+    back.length = 0;
+    let n = 0;
+    for (const m of marks) if (n === 0 || marks[n - 1] !== m) marks[n++] = m; // unparked twice
+    marks.length = n;
+    const out: SupersedeMark[] = [];
+    let j = 0;
+    for (const m of this.active) {
+      while (j < marks.length && marks[j].seq < m.seq) out.push(marks[j++]);
+      if (j < marks.length && marks[j] === m) j++; // still listed: the loop had not dropped it yet
+      out.push(m);
+    }
+    while (j < marks.length) out.push(marks[j++]);
+    return (this.active = out);
+  }
+
   /**
    * Set while update() runs on a session without any decision: attach then skips the lookup of
    * every part id in the record (a property lookup by a fresh string costs its interning), except
@@ -255,6 +284,8 @@ export class SessionRuntime {
     this.reruns.clear();
     this.pendingMarks.clear();
     this.parked.clear();
+    this.parked.released.length = 0;
+    this.active = [];
     this.patches = [];
     this.protectedBy.clear();
   }
@@ -393,12 +424,15 @@ export class SessionRuntime {
       const byId = this.graph.byId;
       const first = byId.get(older.part.id)!;
       const byNode = byId.get(n.part.id)!;
-      const mark = { rule: r, by: n.part.id, node: first, byNode };
+      const mark = { rule: r, by: n.part.id, node: first, byNode, seq: this.markSeq++ };
       this.marks.set(older.part.id, mark);
       const views = this.olderViews.get(byNode.index);
       if (views) views.push(first.index);
       else this.olderViews.set(byNode.index, [first.index]);
-      if (!older.slots?.output) this.pendingMarks.set(older.part.id, mark);
+      if (!older.slots?.output) {
+        this.pendingMarks.set(older.part.id, mark);
+        this.active.push(mark);
+      }
     }
     open.length = kept;
   }
