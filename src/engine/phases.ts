@@ -7,10 +7,11 @@ import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
-import type { SessionRuntime } from "./session.js";
+import type { SessionRuntime, SupersedeMark } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 import { backedOffRules, noteReruns } from "./regret.js";
+import { parking, type ParkedSummary } from "./parked.js";
 
 /** What decided a part: a compiled rule, or the model's own request. */
 interface Decider {
@@ -22,16 +23,19 @@ interface Decider {
 /** The model's own requests: applied on the call after it asked, wherever they are. */
 const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
 
-interface Wanted {
+export interface Wanted {
   node: PartNode;
   slot: "output" | "input";
   rule: Decider;
   patch: Patch;
   tokens: number;
   by?: string;
-  /** commit: taken out of the pending list / held back because an older view stays in full. */
+  /** The supersede mark the want comes from (the marks loop), if any. */
+  mark?: SupersedeMark;
+  /** commit: taken out of the pending list / held back because an older view stays in full (its node index). */
   moved?: boolean;
   blocked?: boolean;
+  blocker?: number;
 }
 
 /** A patch with what it saves; depends only on the part and the rule, so it is cached. */
@@ -101,6 +105,8 @@ export interface CallResult {
   /** Parts whose decisions wait for a later call (their slot: output or input). */
   pendingParts: { partId: string; slot: "output" | "input" }[];
   pendingTokens: number;
+  /** Blocked wants carried to the next call without being evaluated again (parked.ts). */
+  parked: number;
   rebuilt: boolean;
 }
 
@@ -130,23 +136,53 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   noteReruns(state, nodes, rt.slots, rt.reruns, sentMessageIndex());
   const backedOff = backedOffRules(state, policy.regretLimit ?? 0);
 
+  // Blocked wants carried from the last call (parked.ts) stand as wanted again, unless their part is
+  // protected on this call or their rule backed off: then they are evaluated as any other.
+  const parked = rt.parked;
+  const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
+  const parks = !plain && parking.on;
+  if (!parks) parked.clear();
+  if (parked.size > 0) {
+    for (const i of [...rt.protectedBy.dynamic()]) if (parked.has(i)) parked.unpark(i);
+    if (backedOff.size > 0) for (const i of parked.ofRules(backedOff)) parked.unpark(i);
+    rt.decidedNow = new Map(parked.rules);
+  }
+  /** Parked wants whose blocker got wanted on this call: commit takes them in again, in their place. */
+  const woken = new Map<number, Wanted>();
+
   // supersede (marks are kept incrementally by the runtime; committed ones leave pendingMarks)
-  for (const [id, mark] of rt.pendingMarks) {
-    const n = graph.byId.get(id);
-    if (!n) continue;
+  // (the pending marks in their order, less the parked ones: activeMarks)
+  const marks = rt.activeMarks();
+  let kept = 0;
+  for (let k = 0; k < marks.length; k++) {
+    const mark = marks[k];
+    if (mark.parked === true) continue; // its want stands, blocked; back in the list once unparked
+    const n = mark.node;
+    const id = n.part.id;
+    if (rt.pendingMarks.get(id) !== mark) continue; // decided since
+    marks[kept++] = mark;
+    if (woken.size > 0 && woken.has(n.index)) continue; // commit takes its want in (withParked)
     if (taken(n, "output")) {
       rt.pendingMarks.delete(id);
+      kept--;
       continue;
     }
     if (backedOff.has(mark.rule.id)) continue;
     if (rt.protectedBy.has(n.index) && mark.rule.options.overrideProtection !== true) {
-      if (rt.protectedBy.permanent.has(n.index)) rt.pendingMarks.delete(id); // protected for good: never a change
+      if (rt.protectedBy.permanent.has(n.index)) {
+        rt.pendingMarks.delete(id); // protected for good: never a change
+        kept--;
+      }
       continue;
     }
-    const c = candidateFor(rt, mark.rule, n, graph.byId.get(mark.by));
-    if (c) want(n, mark.rule, c, mark.by);
-    else rt.pendingMarks.delete(id); // the verdict is cached: this mark never becomes a change
+    const c = candidateFor(rt, mark.rule, n, mark.byNode);
+    if (c) want(n, mark.rule, c, mark.by, mark);
+    else {
+      rt.pendingMarks.delete(id); // the verdict is cached: this mark never becomes a change
+      kept--;
+    }
   }
+  marks.length = kept;
 
   // age, reduce: each rule walks the parts its static conditions admitted. A part leaves the list
   // for good once it can never change again: its slot decided (decisions are sticky; a restored
@@ -204,11 +240,41 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     return n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex;
   }
 
-  function want(n: PartNode, rule: Decider, c: Candidate, by?: string) {
+  function want(n: PartNode, rule: Decider, c: Candidate, by?: string, mark?: SupersedeMark) {
     if (untouchable(n, rule)) return;
     const slot = c.patch.input !== undefined ? "input" : "output";
-    if (slot === "output") rt.decidedNow.set(n.index, rule.id);
-    wanted.push({ node: n, slot, rule, patch: c.patch, tokens: c.tokens, by });
+    if (slot === "output") {
+      rt.decidedNow.set(n.index, rule.id);
+      // parked wants blocked by this part may go through now: commit decides them again
+      if (parked.blocks(n.index)) for (const w of parked.unpark(n.index)) woken.set(w.node.index, w);
+    }
+    wanted.push({ node: n, slot, rule, patch: c.patch, tokens: c.tokens, by, mark });
+  }
+
+  /**
+   * The wanted list as the marks loop would have made it with the woken wants (and all parked ones
+   * when `all`) evaluated in their place, pendingMarks order: their wants are the ones kept when parked.
+   */
+  function withParked(list: Wanted[], all: boolean): Wanted[] {
+    const out: Wanted[] = [];
+    let j = 0;
+    for (const mark of rt.pendingMarks.values()) {
+      const w = list[j];
+      if (w !== undefined && w.mark === mark) {
+        out.push(w);
+        j++;
+        continue;
+      }
+      const i = mark.node.index;
+      const p = woken.get(i) ?? (all ? parked.get(i) : undefined);
+      if (p) {
+        p.moved = p.blocked = undefined;
+        p.blocker = undefined;
+        out.push(p);
+      }
+    }
+    for (; j < list.length; j++) out.push(list[j]);
+    return out;
   }
 
   // commit: decisions on parts the provider has not seen yet apply at once; decisions that would
@@ -216,22 +282,26 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // earlier reasoning, or the cache expired) or together they repay the re-cache. Where the prefix
   // changes, everything pending behind that point goes in the same call (it costs no more), and an
   // older view of a thing is never left in full while a newer view of it is pruned.
-  function commit(list: Wanted[]) {
+  function commit(active: Wanted[]) {
     const sentIdx = sentMessageIndex();
-    const due: Wanted[] = [];
-    let later: Wanted[] = [];
-    const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
-    for (const w of list) (w.rule === MANUAL || (!plain && w.node.msgIndex > sentIdx) ? due : later).push(w);
+    // Parked wants are pending wants on sent parts that settle would block: counted here, left out
+    // of the lists. Where one is on a part not sent yet, or the batch stays pending (settle may then
+    // move them), they are taken in, in their place, and decided as any other.
+    const summary = parked.size > 0 ? parked.summary() : undefined;
+    const withAll = summary !== undefined && summary.lastMsg > sentIdx;
+    const outside = summary !== undefined && !withAll ? summary : undefined;
+    let [due, later] = split(withAll || woken.size > 0 ? withParked(active, withAll) : active, sentIdx);
     const expired = !plain && cacheExpired(sentIdx);
     if (expired) state.cachedSince = state.calls;
     const freeFrom = plain ? Infinity : expired ? 0 : reasoningBreak(sentIdx);
     // a plain batch counts the outputs it prunes, as the pruners it reproduces do
-    const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0);
+    const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0) + (outside?.tokens ?? 0);
+    const pendingCount = later.length + (outside?.count ?? 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    if (later.length > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(later, pendingTokens, freeFrom)))) {
+    if (pendingCount > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(firstOf(later, outside), pendingTokens, freeFrom)))) {
       due.push(...later);
       later = [];
-    }
+    } else if (outside) [due, later] = split(withParked(active, true), sentIdx);
     later = settle(due, later, sentIdx, freeFrom);
     rt.committedNow = [];
     for (const w of due) {
@@ -249,8 +319,38 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       noteDecision(state, id);
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }
+    if (parks) park(due);
     const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
-    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0) };
+    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0), parked: parked.size };
+  }
+
+  /** Decisions due now (manual ones, and those on parts not sent yet) and those that may wait. */
+  function split(list: Wanted[], sentIdx: number): [Wanted[], Wanted[]] {
+    const due: Wanted[] = [];
+    const later: Wanted[] = [];
+    for (const w of list) (w.rule === MANUAL || (!plain && w.node.msgIndex > sentIdx) ? due : later).push(w);
+    return [due, later];
+  }
+
+  /** The first node index among pending wants and the parked ones counted beside them. */
+  function firstOf(later: Wanted[], outside?: ParkedSummary): number {
+    let first = Math.min(nodes.length, outside?.first ?? Infinity);
+    for (const w of later) if (w.node.index < first) first = w.node.index;
+    return first;
+  }
+
+  /**
+   * Parks the blocked supersede wants whose blocker is parked or wanted by nothing on this call (and
+   * undecided): the next calls skip them until that changes (parked.ts). Oldest first, so that a
+   * chain of views parks whole.
+   */
+  function park(due: Wanted[]) {
+    const blocked = due.filter((w) => w.blocked && w.mark !== undefined && !parked.has(w.node.index));
+    blocked.sort((a, b) => a.node.index - b.node.index);
+    for (const w of blocked) {
+      const b = w.blocker!;
+      if (parked.has(b) || (!rt.decidedNow.has(b) && slotsOf[b]?.output === undefined)) parked.park(w, b);
+    }
   }
 
   /**
@@ -284,14 +384,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           }
       for (const w of [...dueOut.values()]) {
         if (w.blocked) continue;
-        for (const olderId of rt.olderViews.get(w.node.part.id) ?? []) {
-          const o = graph.byId.get(olderId);
-          if (!o || slotsOf[o.index]?.output) continue;
+        for (const older of rt.olderViews.get(w.node.index) ?? []) {
+          const o = nodes[older];
+          if (slotsOf[o.index]?.output) continue;
           const pending = laterOut.get(o.index);
           if (pending) move(pending);
           else if (dueOut.has(o.index)) continue;
           else {
             w.blocked = true; // the older view stays in full, so the newer one does too
+            w.blocker = o.index;
             dueOut.delete(w.node.index);
           }
           changed = true;
@@ -305,10 +406,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * Cache break-even: is freeing `freed` tokens worth re-caching everything from the first edit up
    * to `end` (the prefix break, or the end of the prompt)? Tool inputs are re-cached too.
    */
-  function paysOff(list: Wanted[], freed: number, end: number): boolean {
+  function paysOff(first: number, freed: number, end: number): boolean {
     if (!(policy.breakEven > 0) || freed <= 0) return false;
-    let first = nodes.length;
-    for (const w of list) if (w.node.index < first) first = w.node.index;
     const after = sentBetween(rt, first, Math.min(end, nodes.length));
     // calls to come before the cache expires again, estimated as the calls since it last did
     const cached = state.calls - Math.min(state.calls, state.cachedSince ?? 0);

@@ -14,10 +14,19 @@ import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
+import { ParkedWants } from "./parked.js";
+import type { Wanted } from "./phases.js";
 
 export interface SupersedeMark {
   rule: CompiledRule;
   by: string; // part id of the superseding part
+  /** The nodes the graph holds for the marked part's id and for `by` (the first node of each id; fixed until a rebuild). */
+  node: PartNode;
+  byNode: PartNode;
+  /** Its want is parked (parked.ts, which alone sets it). */
+  parked?: boolean;
+  /** Creation order: the order of pendingMarks, which the marks loop keeps. */
+  seq: number;
 }
 
 interface ConfigFacts {
@@ -34,6 +43,10 @@ export class Protection {
   }
   get(i: number): CompiledRule | undefined {
     return this.permanent.get(i) ?? this.current.get(i);
+  }
+  /** Node indexes protected on this call only (time-dependent rules). */
+  dynamic(): Iterable<number> {
+    return this.current.keys();
   }
   setDynamic(i: number, r: CompiledRule): void {
     if (!this.has(i)) this.current.set(i, r);
@@ -59,8 +72,11 @@ export class SessionRuntime {
   decided: number[] = [];
   tagged: number[] = [];
   idByPart = new Map<string, string>();
-  /** Part id → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh check. */
-  readonly olderViews = new Map<string, string[]>();
+  /**
+   * Node → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh
+   * check. Keyed and listed by the index of the first node of each part id (graph.byId), as decisions are.
+   */
+  readonly olderViews = new Map<number, number[]>();
   /** When each part was last in use; only kept when a rule reads `idleTurns`. */
   private use?: UseTracker;
   private readonly tracksUse: boolean;
@@ -68,6 +84,12 @@ export class SessionRuntime {
   readonly reruns = new RerunIndex();
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
+  /**
+   * The pending marks the marks loop walks, in pendingMarks order: parked ones leave it (the loop
+   * drops them, and those no longer pending) and come back when unparked (activeMarks()).
+   */
+  private active: SupersedeMark[] = [];
+  private markSeq = 0;
   /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
   candidates: number[][] = [];
   /** sentPrefix[i]: characters sent for nodes[0..i) (phases.ts sentBetween); valid for the carried-over nodes. */
@@ -99,8 +121,17 @@ export class SessionRuntime {
   stale = false;
   /** The state was missing or unreadable: rebuild manual decisions from the history once. */
   replayManual = false;
-  /** Set when a manual request, sweep or restore changed state since the last call. */
-  dirty = false;
+  /** Set when a manual request, sweep or restore changed state since the last call: it unparks every blocked want. */
+  get dirty(): boolean {
+    return this.changed;
+  }
+  set dirty(v: boolean) {
+    if (v) this.parked.clear();
+    this.changed = v;
+  }
+  private changed = false;
+  /** Blocked supersede wants carried from call to call without being evaluated again (parked.ts). */
+  readonly parked = new ParkedWants<Wanted>();
   readonly protectedBy = new Protection();
   /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
@@ -160,6 +191,27 @@ export class SessionRuntime {
 
   private committedRule(n: PartNode): string | undefined {
     return this.slotsOf(n)?.output?.rule;
+  }
+
+  /** The marks list the marks loop walks (and compacts), with the marks unparked since the last call back in their place. */
+  activeMarks(): SupersedeMark[] {
+    const back = this.parked.released;
+    if (back.length === 0) return this.active;
+    const marks = back.map((w) => w.mark).filter((m) => m !== undefined);
+    marks.sort((a, b) => a.seq - b.seq);
+    back.length = 0;
+    let n = 0;
+    for (const m of marks) if (n === 0 || marks[n - 1] !== m) marks[n++] = m; // unparked twice
+    marks.length = n;
+    const out: SupersedeMark[] = [];
+    let j = 0;
+    for (const m of this.active) {
+      while (j < marks.length && marks[j].seq < m.seq) out.push(marks[j++]);
+      if (j < marks.length && marks[j] === m) j++; // still listed: the loop had not dropped it yet
+      out.push(m);
+    }
+    while (j < marks.length) out.push(marks[j++]);
+    return (this.active = out);
   }
 
   /**
@@ -243,6 +295,9 @@ export class SessionRuntime {
     this.olderViews.clear();
     this.reruns.clear();
     this.pendingMarks.clear();
+    this.parked.clear();
+    this.parked.released.length = 0;
+    this.active = [];
     this.patches = [];
     this.protectedBy.clear();
   }
@@ -378,12 +433,18 @@ export class SessionRuntime {
         open[kept++] = i;
         continue;
       }
-      const mark = { rule: r, by: n.part.id };
+      const byId = this.graph.byId;
+      const first = byId.get(older.part.id)!;
+      const byNode = byId.get(n.part.id)!;
+      const mark = { rule: r, by: n.part.id, node: first, byNode, seq: this.markSeq++ };
       this.marks.set(older.part.id, mark);
-      const views = this.olderViews.get(n.part.id);
-      if (views) views.push(older.part.id);
-      else this.olderViews.set(n.part.id, [older.part.id]);
-      if (!this.slots[i]?.output) this.pendingMarks.set(older.part.id, mark);
+      const views = this.olderViews.get(byNode.index);
+      if (views) views.push(first.index);
+      else this.olderViews.set(byNode.index, [first.index]);
+      if (!this.slots[i]?.output) {
+        this.pendingMarks.set(older.part.id, mark);
+        this.active.push(mark);
+      }
     }
     open.length = kept;
   }

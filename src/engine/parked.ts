@@ -1,0 +1,143 @@
+// Blocked wants carried from call to call. A supersede mark's want on a part is blocked by commit
+// while an older view of the part stays in full ("never stale over fresh", phases.ts settle), and a
+// blocked want is not a decision: without this index it was evaluated, wanted and blocked again on
+// every call (about 3,400 per call on the 2,000-message bench session, docs/bench.md).
+//
+// A parked want is one the marks loop would produce again unchanged (nothing it depends on has
+// changed: see runPhases) and commit would block again, because the older view that blocked it (its
+// blocker) is still either a parked want itself or a part with no output decision that nothing
+// wants. The marks loop skips it; commit counts it as a pending want that stays blocked. It is
+// unparked, with every parked want that depends on it, when its blocker gets wanted, when its own
+// part is protected or its rule backs off, and all at once when the session's state changed between
+// calls (a prune request, restore or sweep) or the caches are rebuilt.
+import type { PartNode } from "../graph/graph.js";
+
+interface Carried {
+  node: PartNode;
+  rule: { id: string };
+  tokens: number;
+  /** The want's supersede mark: flagged while the want is parked, so the marks loop skips it without a look-up. */
+  mark?: { parked?: boolean };
+}
+
+/** Off only in tests: the calls then run without parking, as the reference the parked calls must equal (tests/engine/parked.test.ts). */
+export const parking = { on: true };
+
+/** What commit needs of the parked wants as a whole (they are pending wants on already-sent parts). */
+export interface ParkedSummary {
+  count: number;
+  tokens: number;
+  /** The lowest node index and the highest message index among them. */
+  first: number;
+  lastMsg: number;
+}
+
+export class ParkedWants<W extends Carried> {
+  /** Node index → the parked want on that part's output, and the node index of its blocker. */
+  private readonly byNode = new Map<number, { want: W; blocker: number }>();
+  /** Blocker node index → the node indexes of the parked wants it blocks. */
+  private readonly dependents = new Map<number, Set<number>>();
+  /** Node index → the parked want's rule id: the entries they stand for in SessionRuntime.decidedNow. */
+  readonly rules = new Map<number, string>();
+  /** Parked wants per rule id (backed-off rules unpark theirs). */
+  private readonly perRule = new Map<string, number>();
+  /** Wants unparked since the marks loop last took them (SessionRuntime.activeMarks): their marks are walked again. */
+  readonly released: W[] = [];
+  private summed: ParkedSummary = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
+  /** A want at `first` or `lastMsg` was unparked: summary() recounts. */
+  private recount = false;
+
+  get size(): number {
+    return this.byNode.size;
+  }
+
+  has(i: number): boolean {
+    return this.byNode.has(i);
+  }
+
+  get(i: number): W | undefined {
+    return this.byNode.get(i)?.want;
+  }
+
+  /** Does a parked want depend on node `i` staying as it is (not wanted, not decided)? */
+  blocks(i: number): boolean {
+    return this.dependents.has(i);
+  }
+
+  park(want: W, blocker: number): void {
+    const i = want.node.index;
+    if (this.byNode.has(i)) return;
+    this.byNode.set(i, { want, blocker });
+    this.rules.set(i, want.rule.id);
+    this.perRule.set(want.rule.id, (this.perRule.get(want.rule.id) ?? 0) + 1);
+    if (want.mark) want.mark.parked = true;
+    let deps = this.dependents.get(blocker);
+    if (!deps) this.dependents.set(blocker, (deps = new Set()));
+    deps.add(i);
+    const s = this.summed;
+    s.count++;
+    s.tokens += want.tokens;
+    if (i < s.first) s.first = i;
+    if (want.node.msgIndex > s.lastMsg) s.lastMsg = want.node.msgIndex;
+  }
+
+  /** Unparks what depends on node `i`, transitively, and `i` itself when it is parked; returns the wants unparked. */
+  unpark(i: number, out: W[] = []): W[] {
+    const own = this.byNode.get(i);
+    if (own) {
+      const w = own.want;
+      this.byNode.delete(i);
+      this.rules.delete(i);
+      const left = this.perRule.get(w.rule.id)! - 1;
+      if (left > 0) this.perRule.set(w.rule.id, left);
+      else this.perRule.delete(w.rule.id);
+      if (w.mark) w.mark.parked = false;
+      const deps = this.dependents.get(own.blocker);
+      deps?.delete(i);
+      if (deps?.size === 0) this.dependents.delete(own.blocker);
+      const s = this.summed;
+      s.count--;
+      s.tokens -= w.tokens;
+      if (i === s.first || w.node.msgIndex === s.lastMsg) this.recount = true;
+      out.push(w);
+      this.released.push(w);
+    }
+    const deps = this.dependents.get(i);
+    if (deps) for (const d of [...deps]) this.unpark(d, out);
+    return out;
+  }
+
+  /** Node indexes of parked wants whose rule is in `ids`. */
+  ofRules(ids: ReadonlySet<string>): number[] {
+    const out: number[] = [];
+    if ([...ids].some((id) => this.perRule.has(id))) for (const [i, p] of this.byNode) if (ids.has(p.want.rule.id)) out.push(i);
+    return out;
+  }
+
+  summary(): Readonly<ParkedSummary> {
+    if (this.recount) {
+      this.recount = false;
+      const s = this.summed;
+      s.first = Infinity;
+      s.lastMsg = -Infinity;
+      for (const { want } of this.byNode.values()) {
+        if (want.node.index < s.first) s.first = want.node.index;
+        if (want.node.msgIndex > s.lastMsg) s.lastMsg = want.node.msgIndex;
+      }
+    }
+    return this.summed;
+  }
+
+  clear(): void {
+    for (const { want } of this.byNode.values()) {
+      if (want.mark) want.mark.parked = false;
+      this.released.push(want);
+    }
+    this.byNode.clear();
+    this.dependents.clear();
+    this.rules.clear();
+    this.perRule.clear();
+    this.summed = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
+    this.recount = false;
+  }
+}
