@@ -11,13 +11,42 @@
 // part is protected or its rule backs off, and all at once when the session's state changed between
 // calls (a prune request, restore or sweep) or the caches are rebuilt.
 import type { PartNode } from "../graph/graph.js";
+import type { Patch } from "./actions/index.js";
+import type { CompiledRule } from "./ruleset.js";
 
-interface Carried {
+export interface SupersedeMark {
+  rule: CompiledRule;
+  by: string; // part id of the superseding part
+  /** The nodes the graph holds for the marked part's id and for `by` (the first node of each id; fixed until a rebuild). */
   node: PartNode;
-  rule: { id: string };
+  byNode: PartNode;
+  /** Its want is parked (parked.ts, which alone sets it). */
+  parked?: boolean;
+  /** Creation order: the order of pendingMarks, which the marks loop keeps. */
+  seq: number;
+}
+
+/** What decided a part: a compiled rule, or the model's own request. */
+export interface Decider {
+  id: string;
+  options?: Record<string, unknown>;
+  action: { name: string };
+}
+
+/** A decision wanted on this call (phases.ts), before commit decides whether it applies now. */
+export interface Wanted {
+  node: PartNode;
+  slot: "output" | "input";
+  rule: Decider;
+  patch: Patch;
   tokens: number;
-  /** The want's supersede mark: flagged while the want is parked, so the marks loop skips it without a look-up. */
-  mark?: { parked?: boolean };
+  by?: string;
+  /** The supersede mark the want comes from (the marks loop), if any. */
+  mark?: SupersedeMark;
+  /** commit: taken out of the pending list / held back because an older view stays in full (its node index). */
+  moved?: boolean;
+  blocked?: boolean;
+  blocker?: number;
 }
 
 /** Off only in tests: the calls then run without parking, as the reference the parked calls must equal (tests/engine/parked.test.ts). */
@@ -32,7 +61,8 @@ export interface ParkedSummary {
   lastMsg: number;
 }
 
-export class ParkedWants<W extends Carried> {
+/** The parked wants of a session (SessionRuntime.parked); a want's mark is flagged while it is parked, so the marks loop skips it without a look-up. */
+export class ParkedWants<W extends Wanted = Wanted> {
   /** Node index → the parked want on that part's output, and the node index of its blocker. */
   private readonly byNode = new Map<number, { want: W; blocker: number }>();
   /** Blocker node index → the node indexes of the parked wants it blocks. */

@@ -7,36 +7,15 @@ import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
-import type { SessionRuntime, SupersedeMark } from "./session.js";
+import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 import { backedOffRules, noteReruns } from "./regret.js";
-import { parking, type ParkedSummary } from "./parked.js";
-
-/** What decided a part: a compiled rule, or the model's own request. */
-interface Decider {
-  id: string;
-  options?: Record<string, unknown>;
-  action: { name: string };
-}
+import { parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
 
 /** The model's own requests: applied on the call after it asked, wherever they are. */
 const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
 
-export interface Wanted {
-  node: PartNode;
-  slot: "output" | "input";
-  rule: Decider;
-  patch: Patch;
-  tokens: number;
-  by?: string;
-  /** The supersede mark the want comes from (the marks loop), if any. */
-  mark?: SupersedeMark;
-  /** commit: taken out of the pending list / held back because an older view stays in full (its node index). */
-  moved?: boolean;
-  blocked?: boolean;
-  blocker?: number;
-}
 
 /** A patch with what it saves; depends only on the part and the rule, so it is cached. */
 interface Candidate {

@@ -14,20 +14,10 @@ import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
-import { ParkedWants } from "./parked.js";
-import type { Wanted } from "./phases.js";
+import { ParkedWants, type SupersedeMark, type Wanted } from "./parked.js";
 
-export interface SupersedeMark {
-  rule: CompiledRule;
-  by: string; // part id of the superseding part
-  /** The nodes the graph holds for the marked part's id and for `by` (the first node of each id; fixed until a rebuild). */
-  node: PartNode;
-  byNode: PartNode;
-  /** Its want is parked (parked.ts, which alone sets it). */
-  parked?: boolean;
-  /** Creation order: the order of pendingMarks, which the marks loop keeps. */
-  seq: number;
-}
+export type { SupersedeMark };
+
 
 interface ConfigFacts {
   protectedTools: string[];
