@@ -271,6 +271,31 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     return Math.max(0, tokensOf(chars) - saved);
   }
 
+  /**
+   * Decides this call: the graph (the walk carries nodes over), the runtime's caches, the phases and
+   * the ids. It writes the runtime and the session state, never the copy: render comes after the
+   * state is saved.
+   */
+  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number) {
+    rt.lastCall = { count: messages.length, lastId };
+    rt.dirty = false;
+    const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt });
+    const seenBefore = rt.processed;
+    const rebuilt = rt.update(graph);
+    if (rt.replayManual) replayManualCalls(rt, messages);
+    const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
+    const taggedBefore = rt.tagged.length;
+    const result = runPhases(rt, resolved.commit, tokens, now);
+    rt.state.lastCallAt = now;
+    if (tool) {
+      const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
+      if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
+    }
+    rt.state.calls++;
+    rt.state.sentUpTo = lastId;
+    return { graph, rebuilt, result, taggedBefore };
+  }
+
   function transform(messages: Message[], options: TransformOptions = {}): void {
     if (!config.enabled || !Array.isArray(messages) || messages.length === 0) return;
     const undo: Undo = [];
@@ -294,29 +319,12 @@ export function createPruner(options: PrunerOptions): AcpPruner {
         rendered.add(messages);
         return;
       }
-      rt.lastCall = { count: messages.length, lastId };
-      rt.dirty = false;
-      // decide: the graph (the walk carries nodes over), the runtime's caches, the phases and ids;
-      // the copy is not written until render, after the state is saved
       const incremental = !rt.viewsStale && !rt.stale;
-      const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt });
-      const seenBefore = rt.processed;
-      const rebuilt = rt.update(graph);
-      if (rt.replayManual) replayManualCalls(rt, messages);
-      const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
-      const taggedBefore = rt.tagged.length;
       const now = typeof options.now === "number" ? options.now : Date.now();
-      const result = runPhases(rt, resolved.commit, tokens, now);
-      rt.state.lastCallAt = now;
-      const nodes = graph.nodes;
-      for (const i of rt.committedNow) rt.view.changed(nodes[i]);
-      if (tool) {
-        const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
-        if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
-      }
+      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now);
       const state = rt.state;
-      state.calls++;
-      state.sentUpTo = lastId;
+      const nodes = graph.nodes;
+      for (const i of rt.committedNow) rt.view.changed(nodes[i]); // their render plans are made again
       // a failed write throws before anything is rendered
       const foreign = persist(rt);
       const full = rebuilt || !incremental || foreign;
