@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { isMap, isScalar, isSeq, Parser, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
 import { createPruner } from "../engine/pruner.js";
 import { partResultText } from "../graph/graph.js";
 import { OPENCODE } from "../host/profile.js";
@@ -131,7 +131,7 @@ class Source {
   /** `shape`: the schema the file's data must match (a fixture, or the map of a .fixed file). */
   constructor(
     readonly file: string,
-    readonly text: string,
+    text: string,
     shape: "fixture" | "fixed",
   ) {
     const parsed = parseYamlDocument(file, text);
@@ -141,7 +141,7 @@ class Source {
     this.position = parsed.position;
     const wrong = firstShapeProblem(schemaProblems(shape === "fixture" ? "fixture" : "fixture.schema.json#/definitions/fixed", parsed.source));
     if (wrong) throw new FixtureError(wrong, wrong.message);
-    for (const token of new Parser().parse(text)) collectComments(token, this.comments);
+    for (const token of parsed.tokens) collectComments(token, this.comments);
     this.comments.sort((a, b) => a.offset - b.offset);
   }
 
@@ -198,16 +198,14 @@ function firstShapeProblem(problems: Problem[]): Problem | undefined {
 
 const get = (map: YAMLMap, key: string): YamlNode | undefined => map.get(key, true) as YamlNode | undefined;
 
-/** Strings may be written out or generated: `{lines: 200, width: 60}` (numbered filler lines). */
-function stringValue(src: Source, node: YamlNode | undefined, what: string): string | undefined {
+/** Strings may be written out or generated: `{lines: 200, width: 60}` (numbered filler lines; the schema checks both). */
+function stringValue(src: Source, node: YamlNode | undefined): string | undefined {
   if (node === undefined) return undefined;
   if (isMap(node)) {
     const { lines, width = 40 } = src.js(node) as { lines: number; width?: number };
     return generateLines(lines, width);
   }
-  const v = src.js(node);
-  if (typeof v !== "string") src.fail(node, `${what} must be a string or {lines, width}`);
-  return v as string;
+  return src.js(node) as string;
 }
 
 const FILLER = "the quick brown fox jumps over the lazy dog ";
@@ -262,7 +260,7 @@ function parseExpectations(src: Source, node: YamlNode | undefined): PartExpecta
     const partId = String(src.js(pair.key));
     const exp = pair.value as YAMLMap;
     const out: PartExpectation = { ...src.at(pair.key), partId };
-    for (const k of ["output", "text", "type"] as const) if (exp.has(k)) out[k] = stringValue(src, get(exp, k), `expect.${partId}.${k}`);
+    for (const k of ["output", "text", "type"] as const) if (exp.has(k)) out[k] = stringValue(src, get(exp, k));
     if (exp.has("input")) out.input = src.js(get(exp, "input"));
     if (exp.has("dropped")) out.dropped = src.js(get(exp, "dropped")) === true;
     return out;
@@ -330,7 +328,6 @@ function readText(file: string): string {
 const T0 = 1_700_000_000_000;
 
 function buildSession(src: Source, turnsNode: YamlNode | undefined): Pick<Fixture, "messages" | "partWhere" | "annotations"> {
-
   const sessionID = `fixture_${basename(src.file).replace(/[^A-Za-z0-9_.-]/g, "_")}`;
   const messages: Message[] = [];
   const partWhere = new Map<string, Where>();
@@ -404,7 +401,7 @@ function toolInput(src: Source, node: YamlNode | undefined): Record<string, unkn
     const key = String(src.js(pair.key));
     const value = pair.value as YamlNode | undefined;
     const generated = isMap(value) && value.items.length > 0 && value.items.every((p) => ["lines", "width"].includes(String(src.js(p.key))));
-    out[key] = generated ? stringValue(src, value, `input.${key}`) : src.js(value);
+    out[key] = generated ? stringValue(src, value) : src.js(value);
   }
   return out;
 }
@@ -412,10 +409,10 @@ function toolInput(src: Source, node: YamlNode | undefined): Record<string, unkn
 function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
   const base = { sessionID: pc.sessionID, messageID: pc.msgId };
   const autoId = `${pc.msgId}_p${pc.index + 1}`;
-  if (isScalar(node)) return { id: autoId, ...base, type: "text", text: stringValue(src, node, "text")! };
+  if (isScalar(node)) return { id: autoId, ...base, type: "text", text: stringValue(src, node)! };
   const map = node as YAMLMap;
   const v = (k: string) => src.js(get(map, k));
-  const str = (k: string) => stringValue(src, get(map, k), k);
+  const str = (k: string) => stringValue(src, get(map, k));
   const id = String(v("id") ?? autoId);
   const type = (v("type") as string | undefined) ?? (map.has("tool") ? "tool" : "text");
   if (type === "tool") {

@@ -120,10 +120,10 @@ function dataTooDeep(data: unknown): string | undefined {
   return pointer;
 }
 
-function yamlDocument(text: string, lc: LineCounter): { doc?: Document.Parsed; tooBig?: { offset: number; message: string } } {
+function yamlDocument(text: string, lc: LineCounter): { tokens: CST.Token[]; doc?: Document.Parsed; tooBig?: { offset: number; message: string } } {
   const tokens = [...new Parser(lc.addNewLine).parse(text)];
   const tooBig = cstTooBig(tokens);
-  if (tooBig) return { tooBig };
+  if (tooBig) return { tokens, tooBig };
   // Core schema only: no custom tags, nothing executable can come from a rule file.
   const composer = new Composer({ schema: "core", customTags: [], prettyErrors: false, uniqueKeys: true });
   let doc: Document.Parsed | undefined;
@@ -134,7 +134,7 @@ function yamlDocument(text: string, lc: LineCounter): { doc?: Document.Parsed; t
       break;
     }
   }
-  return { doc };
+  return { tokens, doc };
 }
 
 export function parseYamlSource(file: string, text: string): SourceDoc {
@@ -146,6 +146,8 @@ export interface YamlDocument {
   source: SourceDoc;
   /** Undefined when the file is too big to compose. */
   doc?: Document.Parsed;
+  /** The concrete syntax tree: where each comment sits. */
+  tokens: CST.Token[];
   position(offset: number): { line: number; col: number };
 }
 
@@ -156,8 +158,8 @@ export function parseYamlDocument(file: string, text: string): YamlDocument {
     return { line: p.line, col: p.col };
   };
   const problem = (offset: number, message: string, severity: Problem["severity"] = "error"): Problem => ({ file, ...at(offset), severity, message, ruleId: "yaml-syntax" });
-  const { doc, tooBig } = yamlDocument(text, lc);
-  if (!doc) return { source: failedSource(file, [problem(tooBig?.offset ?? 0, tooBig?.message ?? "could not be parsed")]), position: at };
+  const { tokens, doc, tooBig } = yamlDocument(text, lc);
+  if (!doc) return { source: failedSource(file, [problem(tooBig?.offset ?? 0, tooBig?.message ?? "could not be parsed")]), tokens, position: at };
   const problems: Problem[] = capped([...doc.errors, ...doc.warnings], (e) => problem(e.pos[0], e.message.split("\n")[0], e instanceof YAMLParseError ? "error" : "warning"));
   let data: unknown;
   if (!doc.errors.length)
@@ -206,7 +208,7 @@ export function parseYamlDocument(file: string, text: string): YamlDocument {
     problems.push({ file, ...where, severity: "error", message: `nested more than ${MAX_DEPTH} levels deep once aliases are expanded; the file is not read`, ruleId: "yaml-syntax" });
     data = undefined;
   }
-  return { source: { file, data, problems, locate }, doc, position: at };
+  return { source: { file, data, problems, locate }, doc, tokens, position: at };
 }
 
 /** The first bracket nested deeper than MAX_DEPTH, or entry past MAX_ENTRIES in one object or array (jsonc-parser's scanner does not recurse). */

@@ -270,6 +270,9 @@ describe("malformed fixtures", () => {
     const lines = fixtureError(() => parseFixture("/virtual/lines.session.yaml", base + "      - { id: a, tool: bash, input: { command: ls }, output: { lines: 0 } }\n"));
     expect(lines.where).toMatchObject({ line: 5, col: 71 });
     expect(lines.detail).toContain("/turns/1/assistant/0/output/lines must be >= 1");
+    const input = fixtureError(() => parseFixture("/virtual/input.session.yaml", base + "      - { id: a, tool: write, input: { filePath: a.ts, content: { lines: 0 } }, output: x }\n"));
+    expect(input.where).toMatchObject({ line: 5, col: 74 });
+    expect(input.detail).toContain("/turns/1/assistant/0/input/content/lines must be >= 1");
     const status = fixtureError(() => parseFixture("/virtual/status.session.yaml", base + "      - { id: a, tool: bash, status: done, input: { command: ls } }\n"));
     expect(status.where).toMatchObject({ line: 5, col: 38 });
     expect(status.detail).toContain('must be one of "completed", "error", "running", "pending"');
