@@ -5,6 +5,7 @@
 import { inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
+import { renderMessage } from "../graph/prompt.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
@@ -408,17 +409,22 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function reasoningBreak(sentIdx: number): number {
     const msgs = graph.messages;
     if (sentIdx < 0 || graph.lastUserMsgIndex <= sentIdx) return Infinity;
-    let sentTurn = -1; // the turn the last call ended in: its reasoning was sent then, dropped now
-    for (let i = nodes.length - 1; i >= 0 && sentTurn < 0; i--) if (nodes[i].msgIndex <= sentIdx) sentTurn = nodes[i].turn;
-    let lo = 0; // nodes are in turn order: the first node of sentTurn
+    // the provider's last user message is the last one it receives any content of (prompt.ts)
+    const lastUserUpTo = (end: number) => {
+      for (let i = end; i >= 0; i--) if (msgs[i]?.info?.role === "user" && renderMessage(msgs[i], false, rt.host).length > 0) return i;
+      return -1;
+    };
+    if (lastUserUpTo(msgs.length - 1) <= sentIdx) return Infinity; // no new user message it receives
+    const sentUser = lastUserUpTo(sentIdx); // the last call sent the reasoning after this message
+    let lo = 0; // nodes are in message order: the first node after sentUser
     for (let hi = nodes.length; lo < hi; ) {
       const mid = (lo + hi) >>> 1;
-      if (nodes[mid].turn < sentTurn) lo = mid + 1;
+      if (nodes[mid].msgIndex <= sentUser) lo = mid + 1;
       else hi = mid;
     }
     for (let i = lo; i < nodes.length; i++) {
       const n = nodes[i];
-      if (n.msgIndex > sentIdx || n.turn !== sentTurn) break;
+      if (n.msgIndex > sentIdx) break;
       if (n.part.type !== "reasoning" || !n.part.text) continue;
       const info = msgs[n.msgIndex]?.info;
       if (info?.role === "assistant" && (!info.error || (info.error as { name?: string }).name === rt.host.abortedError)) return n.index;

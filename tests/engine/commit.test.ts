@@ -41,6 +41,15 @@ describe("commit at a prefix break", () => {
     expect(superseded(out[3], "prt_ls1")).toBe(true);
   });
 
+  it("a user message the provider receives nothing of is not a new turn for the reasoning it drops", () => {
+    // turn 1's reasoning stays sent across the empty user message, and is dropped at "next"
+    const h = session(true);
+    const withEmpty = [...h.slice(0, 4), user(""), assistant([], "still here"), ...h.slice(4)];
+    const out = calls(createPruner({ preset: "verbose", config: noBatches }), withEmpty);
+    expect(superseded(out[3], "prt_ls1")).toBe(false); // after the empty message: nothing dropped
+    expect(superseded(out[4], "prt_ls1")).toBe(true); // after "next": the break turn 1's reasoning leaves
+  });
+
   it("without reasoning to drop there is no break, so it waits for a batch", () => {
     const out = calls(createPruner({ preset: "verbose", config: noBatches }), session(false));
     expect(superseded(out[3], "prt_ls1")).toBe(false);
