@@ -65,6 +65,9 @@ function evaluatePatch(n: PartNode, patch: Patch, options?: Record<string, unkno
   return { patch, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) };
 }
 
+/** How much larger than the output it replaces the note on a forced older view may be (see forcedView). */
+const FORCED_GROWTH_CHARS = 160;
+
 /** Minimum characters a patch must save to be worth a change. */
 const MIN_SAVING = 16;
 
@@ -342,6 +345,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number): Wanted[] {
     const dueOut = new Map<number, Wanted>();
     const laterOut = new Map<number, Wanted>();
+    const forced = new Map<number, Wanted | undefined>(); // at most one forced want per older view
+    const forcedBeside: [Wanted, Wanted][] = [];
     for (const w of due) if (w.slot === "output") dueOut.set(w.node.index, w);
     for (const w of later) if (w.slot === "output") laterOut.set(w.node.index, w);
     const move = (w: Wanted) => {
@@ -370,7 +375,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           const pending = laterOut.get(o.index);
           if (pending) move(pending);
           else if (dueOut.has(o.index)) continue;
-          else {
+          else if (!forced.has(o.index) && forced.set(o.index, forcedView(o)).get(o.index)) {
+            const f = forced.get(o.index)!;
+            due.push(f);
+            dueOut.set(o.index, f);
+            forcedBeside.push([f, w]);
+          } else {
             w.blocked = true; // the older view stays in full, so the newer one does too
             w.blocker = o.index;
             dueOut.delete(w.node.index);
@@ -380,8 +390,25 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         }
       }
     }
+    for (const [f, w] of forcedBeside) if (w.blocked) f.blocked = true; // forced only beside a newer view that goes
     return later.filter((w) => !w.moved);
   }
+  /**
+   * An older view whose supersede was not worth a change on its own (its output is no larger than
+   * the note that replaces it, a "FAIL" line say): replaced anyway when a newer view of the same
+   * thing goes, so that the stale view is not the one left in full.
+   */
+  function forcedView(o: PartNode): Wanted | undefined {
+    const mark = rt.marks.get(o.part.id);
+    if (!mark || mark.node !== o || backedOff.has(mark.rule.id) || untouchable(o, mark.rule)) return undefined;
+    if (rt.protectedBy.has(o.index) && mark.rule.options.overrideProtection !== true) return undefined;
+    const patch = mark.rule.action.apply(o, mark.rule.options as Record<string, any>, { by: mark.byNode });
+    if (!patch || patch.output === undefined || patchChars(patch) - slotChars(o, patch) > FORCED_GROWTH_CHARS) return undefined;
+    const c = evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true });
+    // no mark: a forced want is never parked, it goes only beside the newer view
+    return c ? { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true } : undefined;
+  }
+
   /**
    * Cache break-even: is freeing `freed` tokens worth re-caching everything from the first edit up
    * to `end` (the prefix break, or the end of the prompt)? Tool inputs are re-cached too.

@@ -164,3 +164,28 @@ describe("break-even after the cache expired", () => {
     expect(superseded(last, "prt_ls1")).toBe(false);
   });
 });
+
+describe("never stale over fresh, when the older view is too small to prune on its own", () => {
+  // a short failing run, then the same command passing with a long output that an age rule clears
+  const session = (): Message[] => [
+    user("run the tests"),
+    assistant([{ tool: "bash", input: { command: "sh run-tests.sh" }, output: "FAIL: 1 test", id: "prt_fail" }]),
+    assistant([{ tool: "bash", input: { command: "sh run-tests.sh" }, output: bigText("PASS", 60), id: "prt_pass" }]),
+    assistant([], "fixed"),
+    user("thanks"),
+    assistant([], "ok"),
+    user("next"),
+    assistant([], "done"),
+  ];
+  const eager = { idsFromTokens: 0, tool: false, commit: { minTokens: 0, breakEven: 0, pressureTokens: 0 } };
+
+  it("the newer view is cleared and the older one is replaced beside it, though its note is larger", () => {
+    const out = calls(createPruner({ preset: "compact", config: eager }), session());
+    const last = out[out.length - 1];
+    const pass = String(toolPart(last, "prt_pass")?.state?.output);
+    const fail = String(toolPart(last, "prt_fail")?.state?.output);
+    expect(pass).not.toContain("PASS"); // cleared by stale-shell-output
+    expect(fail).not.toBe("FAIL: 1 test");
+    expect(fail).toContain("superseded");
+  });
+});

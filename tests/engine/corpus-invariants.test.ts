@@ -122,6 +122,9 @@ function outsideFencesKept(before: string, after: string): boolean {
   return true;
 }
 
+/** Bytes a superseded older view may grow by when it is replaced beside its pruned newer view. */
+const MAX_NOTE_GROWTH = 1024;
+
 const isObject = (x: unknown) => x !== null && typeof x === "object" && !Array.isArray(x);
 
 /** Replays one session; (a)–(d), (h) on every call, (f), (g) on the slice, (e) after the replay. */
@@ -205,7 +208,10 @@ function replaySession(file: string, preset: string, v: Violations, stateDir: st
       }
       if (bytes(untagged) > bytes(r.json)) {
         const d = decisions[id]?.output ?? decisions[id]?.input;
-        v.add("h", key, `${where} ${id} (${rp.type}${rp.tool ? `:${rp.tool}` : ""}, rule ${d?.rule ?? "none"}, ${d?.tokens ?? 0} tokens counted as saved): ${bytes(r.json)} → ${bytes(untagged)} bytes; now ${clip(o.json, 400)}`);
+        // the one exception: a small older view replaced beside its newer view (never stale over
+        // fresh), a note, not content (the engine caps it at 160 chars)
+        const besideNewer = d?.by !== undefined && decisions[d.by]?.output !== undefined && bytes(untagged) - bytes(r.json) <= MAX_NOTE_GROWTH;
+        if (!besideNewer) v.add("h", key, `${where} ${id} (${rp.type}${rp.tool ? `:${rp.tool}` : ""}, rule ${d?.rule ?? "none"}, ${d?.tokens ?? 0} tokens counted as saved): ${bytes(r.json)} → ${bytes(untagged)} bytes; now ${clip(o.json, 400)}`);
       }
     }
     // the only part the plugin adds: the prune tool's instructions, at one fixed place once they start
