@@ -107,6 +107,9 @@ const SUFFIX = /\n((?:\[acp:[tmr][0-9a-z]+\] )*\[acp:[tmr][0-9a-z]+\])$/;
 const tagIds = (suffix: string) => [...suffix.matchAll(/\[acp:([tmr][0-9a-z]+)\]/g)].map((m) => m[1]);
 
 /** A part a committed decision removes from the request. */
+/** Bytes a superseded older view may grow by when it is replaced beside its pruned newer view (the engine caps the note at 160 chars larger). */
+const MAX_NOTE_GROWTH = 1024;
+
 const isDroppedPart = (state: SessionState, p: Part | undefined) => typeof p?.id === "string" && (state.decisions[p.id]?.output?.patch.drop === true || state.decisions[p.id]?.input?.patch.drop === true);
 
 /** The session id the engine uses for a history: the first message's that has one. */
@@ -409,7 +412,10 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
         if (bytes(untagged) > bytes(rj)) {
           const rules = [slots?.output?.rule, slots?.input?.rule].filter((x): x is string => x !== undefined);
           const open = r.type === "tool" && isObject(r.state) && r.state.status !== "completed" && r.state.status !== "error";
-          if (!rules.some((x) => growth.has(x)) && !(open && SKIP.has("pending-output"))) fail(`grow ${id}`, `${where}: ${pname}: ${bytes(rj)} → ${bytes(untagged)} bytes (decisions: ${rules.join(", ") || "none"}): ${clip(untagged)}`);
+          // a small older view replaced beside its pruned newer view (never stale over fresh): a note, not content
+          const by = slots?.output?.by;
+          const besideNewer = by !== undefined && state.decisions[by]?.output !== undefined && bytes(untagged) - bytes(rj) <= MAX_NOTE_GROWTH;
+          if (!besideNewer && !rules.some((x) => growth.has(x)) && !(open && SKIP.has("pending-output"))) fail(`grow ${id}`, `${where}: ${pname}: ${bytes(rj)} → ${bytes(untagged)} bytes (decisions: ${rules.join(", ") || "none"}): ${clip(untagged)}`);
         }
       }
     }
