@@ -375,11 +375,13 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           const pending = laterOut.get(o.index);
           if (pending) move(pending);
           else if (dueOut.has(o.index)) continue;
-          else if (!forced.has(o.index) && forced.set(o.index, forcedView(o)).get(o.index)) {
+          else if (!forced.has(o.index) && forcedRepays(o, w, from, sentIdx) && forced.set(o.index, forcedView(o)).get(o.index)) {
             const f = forced.get(o.index)!;
             due.push(f);
             dueOut.set(o.index, f);
             forcedBeside.push([f, w]);
+            // another pass only if it moves the first change or has older views of its own to check
+            if ((o.index >= from || o.msgIndex > sentIdx) && !rt.olderViews.get(o.index)?.length) continue;
           } else {
             w.blocked = true; // the older view stays in full, so the newer one does too
             w.blocker = o.index;
@@ -396,7 +398,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   /**
    * An older view whose supersede was not worth a change on its own (its output is no larger than
    * the note that replaces it, a "FAIL" line say): replaced anyway when a newer view of the same
-   * thing goes, so that the stale view is not the one left in full.
+   * thing goes, so that the stale view is not the one left in full (where it repays: forcedRepays).
    */
   function forcedView(o: PartNode): Wanted | undefined {
     const mark = rt.marks.get(o.part.id);
@@ -407,6 +409,17 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const c = evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true });
     // no mark: a forced want is never parked, it goes only beside the newer view
     return c ? { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true } : undefined;
+  }
+
+  /**
+   * May a forced older view `o` go beside its newer view `w`? Free behind the first change to the
+   * sent prefix (`from`) or where the provider has not seen it; before it, only if what `w` frees
+   * repays re-caching from `o` up to that change, by the same break-even as a batch.
+   */
+  function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number): boolean {
+    if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0)) return true;
+    const cached = state.calls - Math.min(state.calls, state.cachedSince ?? 0);
+    return w.tokens * Math.max(1, cached) >= policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
   }
 
   /**
