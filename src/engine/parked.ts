@@ -73,6 +73,8 @@ export class ParkedWants<W extends Wanted = Wanted> {
   private readonly perRule = new Map<string, number>();
   /** Wants unparked since the marks loop last took them (SessionRuntime.activeMarks): their marks are walked again. */
   readonly released: W[] = [];
+  /** Node indexes unparked since the age and reduce phases last took them back into their lists (runPhases). */
+  readonly freed: number[] = [];
   private summed: ParkedSummary = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
   /** A want at `first` or `lastMsg` was unparked: summary() recounts. */
   private recount = false;
@@ -131,6 +133,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
       if (i === s.first || w.node.msgIndex === s.lastMsg) this.recount = true;
       out.push(w);
       this.released.push(w);
+      this.freed.push(i);
     }
     const deps = this.dependents.get(i);
     if (deps) for (const d of [...deps]) this.unpark(d, out);
@@ -162,6 +165,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
     for (const { want } of this.byNode.values()) {
       if (want.mark) want.mark.parked = false;
       this.released.push(want);
+      this.freed.push(want.node.index);
     }
     this.byNode.clear();
     this.dependents.clear();
