@@ -13,7 +13,7 @@ import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 import { backedOffRules, noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
-import { parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
+import { DecidedNow, parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
 
 /** The model's own requests: applied on the call after it asked, wherever they are. */
 const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
@@ -110,7 +110,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
   const decisions = state.decisions;
-  rt.decidedNow = new Map();
+  rt.decidedNow = new DecidedNow();
   const wanted: Wanted[] = [];
   const slotsOf = rt.slots;
   const taken = (n: PartNode, slot: "output" | "input") => (slot === "output" ? slotsOf[n.index]?.output : slotsOf[n.index]?.input) !== undefined;
@@ -131,7 +131,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   if (parked.size > 0) {
     for (const i of [...rt.protectedBy.dynamic()]) if (parked.has(i)) parked.unpark(i);
     if (backedOff.size > 0) for (const i of parked.ofRules(backedOff)) parked.unpark(i);
-    rt.decidedNow = new Map(parked.rules);
+    rt.decidedNow = new DecidedNow(parked.snapshot());
   }
   /** Parked wants whose blocker got wanted on this call: commit takes them in again, in their place. */
   const woken = new Map<number, Wanted>();
@@ -295,24 +295,26 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   /**
    * The wanted list as the marks loop would have made it with the woken wants (and all parked ones
    * when `all`) evaluated in their place, pendingMarks order: their wants are the ones kept when parked.
+   * The marks loop's wants come first in that order (by mark.seq, the order of pendingMarks), so the
+   * taken-in wants are merged into them by seq rather than by a walk of every pending mark.
    */
   function withParked(list: Wanted[], all: boolean): Wanted[] {
+    const extra: Wanted[] = [];
+    const add = (p: Wanted) => {
+      const mark = p.mark!;
+      if (rt.pendingMarks.get(mark.node.part.id) !== mark || mark.node.index !== p.node.index) return; // not pending: the walk would not meet it
+      p.moved = p.blocked = undefined;
+      p.blocker = undefined;
+      extra.push(p);
+    };
+    for (const p of woken.values()) add(p);
+    if (all) for (const p of parked.wants()) if (!woken.has(p.node.index)) add(p);
+    extra.sort((a, b) => a.mark!.seq - b.mark!.seq);
     const out: Wanted[] = [];
     let j = 0;
-    for (const mark of rt.pendingMarks.values()) {
-      const w = list[j];
-      if (w !== undefined && w.mark === mark) {
-        out.push(w);
-        j++;
-        continue;
-      }
-      const i = mark.node.index;
-      const p = woken.get(i) ?? (all ? parked.get(i) : undefined);
-      if (p) {
-        p.moved = p.blocked = undefined;
-        p.blocker = undefined;
-        out.push(p);
-      }
+    for (const p of extra) {
+      while (j < list.length && list[j].mark !== undefined && list[j].mark!.seq < p.mark!.seq) out.push(list[j++]);
+      out.push(p);
     }
     for (; j < list.length; j++) out.push(list[j]);
     return out;

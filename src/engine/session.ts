@@ -14,7 +14,7 @@ import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
-import { ParkedWants, type SupersedeMark, type Wanted } from "./parked.js";
+import { DecidedNow, ParkedWants, type SupersedeMark, type Wanted } from "./parked.js";
 import { Sleepers } from "./sleepers.js";
 
 export type { SupersedeMark };
@@ -140,7 +140,7 @@ export class SessionRuntime {
   readonly protectedBy = new Protection();
   /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
-  decidedNow = new Map<number, string>();
+  decidedNow = new DecidedNow();
   /** Node indexes whose decisions this call committed (rendered after the phases). */
   committedNow: number[] = [];
   /** Node indexes restored since the last call: their messages' tags are recomputed. */
