@@ -62,5 +62,16 @@ const GETTERS: Record<FactName, FactGetter> = {
   pruned: (n, c) => c.decidedRule(n) !== undefined,
 };
 
+/** The session's clocks: user turns, tool calls, tokens of completed tool output (graph.ts Clock). */
+export type Clock = "turns" | "calls" | "tokens";
+
+/**
+ * Facts that never grow faster than their clock while the history only grows at its end: a part's
+ * value on a later call is at most its value now plus the clock's growth since (wake.ts). The
+ * getters above read them from the graph's clock and from when a part was last in use, which only
+ * moves later (so idleTurns and idleCalls may also drop).
+ */
+export const GROWTH: Partial<Record<string, Clock>> = { ageTurns: "turns", idleTurns: "turns", ageCalls: "calls", idleCalls: "calls", toolTokensNewer: "tokens" };
+
 export const FACTS: FactDef[] = FACT_DECLS.map((d) => ({ ...d, get: GETTERS[d.name as FactName] }));
 export const factByName = new Map(FACTS.map((f) => [f.name, f]));

@@ -73,9 +73,14 @@ export class ParkedWants<W extends Wanted = Wanted> {
   private readonly perRule = new Map<string, number>();
   /** Wants unparked since the marks loop last took them (SessionRuntime.activeMarks): their marks are walked again. */
   readonly released: W[] = [];
+  /** Node indexes unparked since the age and reduce phases last took them back into their lists (runPhases). */
+  readonly freed: number[] = [];
   private summed: ParkedSummary = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
   /** A want at `first` or `lastMsg` was unparked: summary() recounts. */
   private recount = false;
+  /** Since the last snapshot(): the wants parked then and unparked since (node index → rule id), and the nodes parked since. */
+  private readonly unparkedSince = new Map<number, string>();
+  private readonly parkedSince = new Set<number>();
 
   get size(): number {
     return this.byNode.size;
@@ -89,6 +94,11 @@ export class ParkedWants<W extends Wanted = Wanted> {
     return this.byNode.get(i)?.want;
   }
 
+  /** The parked wants, in no particular order. */
+  *wants(): IterableIterator<W> {
+    for (const { want } of this.byNode.values()) yield want;
+  }
+
   /** Does a parked want depend on node `i` staying as it is (not wanted, not decided)? */
   blocks(i: number): boolean {
     return this.dependents.has(i);
@@ -97,6 +107,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
   park(want: W, blocker: number): void {
     const i = want.node.index;
     if (this.byNode.has(i)) return;
+    this.parkedSince.add(i);
     this.byNode.set(i, { want, blocker });
     this.rules.set(i, want.rule.id);
     this.perRule.set(want.rule.id, (this.perRule.get(want.rule.id) ?? 0) + 1);
@@ -116,6 +127,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
     const own = this.byNode.get(i);
     if (own) {
       const w = own.want;
+      if (!this.parkedSince.has(i) && !this.unparkedSince.has(i)) this.unparkedSince.set(i, w.rule.id);
       this.byNode.delete(i);
       this.rules.delete(i);
       const left = this.perRule.get(w.rule.id)! - 1;
@@ -131,6 +143,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
       if (i === s.first || w.node.msgIndex === s.lastMsg) this.recount = true;
       out.push(w);
       this.released.push(w);
+      this.freed.push(i);
     }
     const deps = this.dependents.get(i);
     if (deps) for (const d of [...deps]) this.unpark(d, out);
@@ -158,10 +171,31 @@ export class ParkedWants<W extends Wanted = Wanted> {
     return this.summed;
   }
 
+  /**
+   * Marks the parked wants as they stand now, which standing() answers for until the next snapshot
+   * (a call's decidedNow: the wants that stood at its start count as wanted all through it, also
+   * once unparked), without copying them.
+   */
+  snapshot(): this {
+    this.unparkedSince.clear();
+    this.parkedSince.clear();
+    return this;
+  }
+
+  /** The rule of the want parked on node `i` at the last snapshot, if any. */
+  standing(i: number): string | undefined {
+    const gone = this.unparkedSince.get(i);
+    if (gone !== undefined) return gone;
+    return this.parkedSince.has(i) ? undefined : this.rules.get(i);
+  }
+
   clear(): void {
+    this.unparkedSince.clear();
+    this.parkedSince.clear();
     for (const { want } of this.byNode.values()) {
       if (want.mark) want.mark.parked = false;
       this.released.push(want);
+      this.freed.push(want.node.index);
     }
     this.byNode.clear();
     this.dependents.clear();
@@ -169,5 +203,23 @@ export class ParkedWants<W extends Wanted = Wanted> {
     this.perRule.clear();
     this.summed = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
     this.recount = false;
+  }
+}
+
+/**
+ * What a call has wanted so far (node index → rule id: SessionRuntime.decidedNow): its own wants, and
+ * the parked wants that stood at its start (ParkedWants.snapshot), read in place.
+ */
+export class DecidedNow {
+  private readonly own = new Map<number, string>();
+  constructor(private readonly parked?: { standing(i: number): string | undefined }) {}
+  has(i: number): boolean {
+    return this.own.has(i) || (this.parked !== undefined && this.parked.standing(i) !== undefined);
+  }
+  get(i: number): string | undefined {
+    return this.own.get(i) ?? this.parked?.standing(i);
+  }
+  set(i: number, rule: string): void {
+    this.own.set(i, rule);
   }
 }

@@ -12,7 +12,8 @@ import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 import { backedOffRules, noteReruns } from "./regret.js";
-import { parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
+import { mergeSorted, sleeping } from "./sleepers.js";
+import { DecidedNow, parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
 
 /** The model's own requests: applied on the call after it asked, wherever they are. */
 const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
@@ -90,6 +91,8 @@ export interface CallResult {
   pendingTokens: number;
   /** Blocked wants carried to the next call without being evaluated again (parked.ts). */
   parked: number;
+  /** What the age and reduce rules leave out of their walks after this call: candidates waiting for time, and parts behind a parked want (sleepers.ts). */
+  waiting: number;
   rebuilt: boolean;
 }
 
@@ -107,7 +110,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
   const decisions = state.decisions;
-  rt.decidedNow = new Map();
+  rt.decidedNow = new DecidedNow();
   const wanted: Wanted[] = [];
   const slotsOf = rt.slots;
   const taken = (n: PartNode, slot: "output" | "input") => (slot === "output" ? slotsOf[n.index]?.output : slotsOf[n.index]?.input) !== undefined;
@@ -128,7 +131,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   if (parked.size > 0) {
     for (const i of [...rt.protectedBy.dynamic()]) if (parked.has(i)) parked.unpark(i);
     if (backedOff.size > 0) for (const i of parked.ofRules(backedOff)) parked.unpark(i);
-    rt.decidedNow = new Map(parked.rules);
+    rt.decidedNow = new DecidedNow(parked.snapshot());
   }
   /** Parked wants whose blocker got wanted on this call: commit takes them in again, in their place. */
   const woken = new Map<number, Wanted>();
@@ -172,10 +175,22 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // part is pinned), its patch not worth it (the verdict is cached), or protected for good. What
   // stays is what waits for time (age) or for its batch to commit, so a call costs little more
   // than the parts that are new.
+  // A candidate whose time-dependent condition is false sleeps until the clocks reach what it
+  // waits for (wake.ts, sleepers.ts), and comes back into the list in node order: the wants, and
+  // so the decisions, are the same as when every candidate is evaluated on every call.
+  // A candidate whose output a parked want stands for (decidedNow) leaves the list the same way
+  // until that want is unparked.
+  const clock = graph.clock;
+  const clocks = clock ? { turns: clock.turns, calls: clock.calls, tokens: clock.tokens } : undefined;
+  takeBackUnparked();
   for (const phase of ["age", "reduce"] as const)
     for (const r of rules.byPhase[phase]) {
       if (backedOff.has(r.id)) continue;
       const slot = r.action.slot === "input" ? "input" : "output";
+      const sleepers = clocks && rt.sleepers[r.index];
+      if (sleepers && sleepers.size > 0) rt.candidates[r.index] = mergeSorted(rt.candidates[r.index], sleepers.woken(clocks!, !sleeping.on));
+      const sleeps = sleeping.on && sleepers ? sleepers : undefined;
+      const parksOut = sleeping.on && slot === "output" && parked.size > 0;
       const list = rt.candidates[r.index];
       const override = r.options.overrideProtection === true;
       const ctx = rt.ctxs[r.index];
@@ -186,8 +201,19 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         if (taken(n, slot) || (!override && rt.protectedBy.permanent.has(i))) continue;
         list[kept++] = i;
         if (!override && rt.protectedBy.has(i)) continue;
-        if (slot === "output" && rt.decidedNow.has(i)) continue;
-        if (r.dynamicWhen && !r.dynamicWhen(n, ctx)) continue;
+        if (slot === "output" && rt.decidedNow.has(i)) {
+          if (parksOut && parked.has(i)) {
+            kept--;
+            const out = rt.parkedOut.get(i);
+            if (out) out.push(r.index);
+            else rt.parkedOut.set(i, [r.index]);
+          }
+          continue;
+        }
+        if (r.dynamicWhen && !r.dynamicWhen(n, ctx)) {
+          if (sleeps && sleeps.sleep(i, r.wake!(n, ctx, clocks!), clocks!)) kept--;
+          continue;
+        }
         const c = candidateFor(rt, r, n);
         if (c) want(n, r, c);
         else kept--;
@@ -209,6 +235,38 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   }
 
   return commit(wanted);
+
+  function waiting(): number {
+    let n = 0;
+    for (const s of rt.sleepers) n += s?.size ?? 0;
+    return n + rt.parkedOut.size;
+  }
+
+  /** The candidates whose parked want was unparked since the last call go back into their rules' lists, in node order. */
+  function takeBackUnparked() {
+    const freed = parked.freed;
+    if (freed.length === 0 && (sleeping.on || rt.parkedOut.size === 0)) return;
+    const back = new Map<number, number[]>();
+    const put = (i: number, ris: number[]) => {
+      for (const ri of ris) {
+        const list = back.get(ri);
+        if (list) list.push(i);
+        else back.set(ri, [i]);
+      }
+    };
+    for (const i of freed) {
+      const ris = rt.parkedOut.get(i);
+      if (ris === undefined) continue;
+      rt.parkedOut.delete(i);
+      put(i, ris);
+    }
+    freed.length = 0;
+    if (!sleeping.on) {
+      for (const [i, ris] of rt.parkedOut) put(i, ris);
+      rt.parkedOut.clear();
+    }
+    for (const [ri, list] of back) rt.candidates[ri] = mergeSorted(rt.candidates[ri], list.sort((a, b) => a - b));
+  }
 
   // Invariants no rule can switch off: the user's own words (only the opt-in code-block action
   // may shorten them) and the current turn's reasoning, which providers verify by signature.
@@ -237,24 +295,26 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   /**
    * The wanted list as the marks loop would have made it with the woken wants (and all parked ones
    * when `all`) evaluated in their place, pendingMarks order: their wants are the ones kept when parked.
+   * The marks loop's wants come first in that order (by mark.seq, the order of pendingMarks), so the
+   * taken-in wants are merged into them by seq rather than by a walk of every pending mark.
    */
   function withParked(list: Wanted[], all: boolean): Wanted[] {
+    const extra: Wanted[] = [];
+    const add = (p: Wanted) => {
+      const mark = p.mark!;
+      if (rt.pendingMarks.get(mark.node.part.id) !== mark || mark.node.index !== p.node.index) return; // not pending: the walk would not meet it
+      p.moved = p.blocked = undefined;
+      p.blocker = undefined;
+      extra.push(p);
+    };
+    for (const p of woken.values()) add(p);
+    if (all) for (const p of parked.wants()) if (!woken.has(p.node.index)) add(p);
+    extra.sort((a, b) => a.mark!.seq - b.mark!.seq);
     const out: Wanted[] = [];
     let j = 0;
-    for (const mark of rt.pendingMarks.values()) {
-      const w = list[j];
-      if (w !== undefined && w.mark === mark) {
-        out.push(w);
-        j++;
-        continue;
-      }
-      const i = mark.node.index;
-      const p = woken.get(i) ?? (all ? parked.get(i) : undefined);
-      if (p) {
-        p.moved = p.blocked = undefined;
-        p.blocker = undefined;
-        out.push(p);
-      }
+    for (const p of extra) {
+      while (j < list.length && list[j].mark !== undefined && list[j].mark!.seq < p.mark!.seq) out.push(list[j++]);
+      out.push(p);
     }
     for (; j < list.length; j++) out.push(list[j]);
     return out;
@@ -304,7 +364,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     }
     if (parks) park(due);
     const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
-    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0), parked: parked.size };
+    return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0), parked: parked.size, waiting: waiting() };
   }
 
   /** Decisions due now (manual ones, and those on parts not sent yet) and those that may wait. */

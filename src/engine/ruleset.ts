@@ -8,6 +8,7 @@ import { actionByName, type ActionDef } from "./actions/index.js";
 import { compileCondition, type CompiledCondition, type Predicate } from "./compile.js";
 import type { FactKind } from "./facts.js";
 import { compileKey, type CompiledKey } from "./key.js";
+import { wakeOf, type WakeFn } from "./wake.js";
 
 export interface CompiledRule {
   index: number;
@@ -22,6 +23,8 @@ export interface CompiledRule {
   staticWhen: CompiledCondition;
   /** The rest, evaluated on every call for the parts that passed staticWhen. */
   dynamicWhen?: Predicate;
+  /** When dynamicWhen, false on a call, can hold again (wake.ts); undefined when it reads no growing fact. */
+  wake?: WakeFn;
   by?: CompiledCondition;
   key?: CompiledKey;
   range?: { offset: string; limit: string };
@@ -37,17 +40,17 @@ const STATIC_KINDS: FactKind[] = ["static", "config"];
 const isStatic = (c: CompiledCondition) => [...c.kinds].every((k) => STATIC_KINDS.includes(k));
 
 /** Splits a top-level `all` into static and dynamic leaves; other shapes stay whole. */
-function split(when: ConditionNode): { staticWhen: CompiledCondition; dynamicWhen?: Predicate } {
+function split(when: ConditionNode): { staticWhen: CompiledCondition; dynamicWhen?: Predicate; wake?: WakeFn } {
   const whole = compileCondition(when);
   if (isStatic(whole)) return { staticWhen: whole };
   const all = (children: ConditionNode[]): ConditionNode => ({ kind: "all", pointer: when.pointer, children });
-  if (when.kind !== "all") return { staticWhen: compileCondition(all([])), dynamicWhen: whole.test };
+  if (when.kind !== "all") return { staticWhen: compileCondition(all([])), dynamicWhen: whole.test, wake: wakeOf(when) };
   const stat: ConditionNode[] = [];
   const dyn: ConditionNode[] = [];
   for (const c of when.children) (isStatic(compileCondition(c)) ? stat : dyn).push(c);
   const staticWhen = compileCondition(all(stat));
   staticWhen.tools = whole.tools;
-  return { staticWhen, dynamicWhen: compileCondition(all(dyn)).test };
+  return { staticWhen, dynamicWhen: compileCondition(all(dyn)).test, wake: wakeOf(all(dyn)) };
 }
 
 export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {

@@ -14,7 +14,8 @@ import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
 import { RerunIndex } from "./regret.js";
-import { ParkedWants, type SupersedeMark, type Wanted } from "./parked.js";
+import { DecidedNow, ParkedWants, type SupersedeMark, type Wanted } from "./parked.js";
+import { Sleepers } from "./sleepers.js";
 
 export type { SupersedeMark };
 
@@ -80,8 +81,22 @@ export class SessionRuntime {
    */
   private active: SupersedeMark[] = [];
   private markSeq = 0;
-  /** Per rule: node indexes whose static conditions hold (non-supersede phases). */
+  /** Per rule: node indexes whose static conditions hold (non-supersede phases), less the sleeping ones. */
   candidates: number[][] = [];
+  /** Per age or reduce rule with a wake bound (wake.ts): its candidates waiting for time (sleepers.ts). */
+  sleepers: (Sleepers | undefined)[] = [];
+  /**
+   * Node index of a parked want (parked.ts) → the age and reduce rules (by index) whose candidate
+   * lists it left: its output is wanted, so they skip it until it is unparked (runPhases).
+   */
+  readonly parkedOut = new Map<number, number[]>();
+
+  /** A rule's candidates, the waiting ones included (node indexes, in no order). */
+  allCandidates(ruleIndex: number): number[] {
+    const out = [...this.candidates[ruleIndex], ...(this.sleepers[ruleIndex]?.nodes() ?? [])];
+    for (const [i, ris] of this.parkedOut) if (ris.includes(ruleIndex)) out.push(i);
+    return out;
+  }
   /** sentPrefix[i]: characters sent for nodes[0..i) (phases.ts sentBetween); valid for the carried-over nodes. */
   sentPrefix: number[] = [];
   /** Per supersede rule: key (its group name) → its group (the newest `when` member, and the members not marked yet). */
@@ -125,7 +140,7 @@ export class SessionRuntime {
   readonly protectedBy = new Protection();
   /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
-  decidedNow = new Map<number, string>();
+  decidedNow = new DecidedNow();
   /** Node indexes whose decisions this call committed (rendered after the phases). */
   committedNow: number[] = [];
   /** Node indexes restored since the last call: their messages' tags are recomputed. */
@@ -276,6 +291,7 @@ export class SessionRuntime {
     this.tagged = [];
     this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
+    this.sleepers = this.rules.rules.map((r) => (r.wake && (r.phase === "age" || r.phase === "reduce") ? new Sleepers() : undefined));
     this.sentPrefix = [];
     this.groups = this.rules.rules.map(() => new Map());
     this.prints = this.rules.rules.map(() => new Map());
@@ -287,6 +303,8 @@ export class SessionRuntime {
     this.pendingMarks.clear();
     this.parked.clear();
     this.parked.released.length = 0;
+    this.parked.freed.length = 0;
+    this.parkedOut.clear();
     this.active = [];
     this.patches = [];
     this.protectedBy.clear();

@@ -88,29 +88,58 @@ export class UseTracker {
 
   /** User turns since the part was last in use (0: in use this turn). */
   idleTurns(n: PartNode): number {
-    return Math.max(0, n.turn + n.ageTurns - this.lastUse(n).turn);
+    this.lastUse(n);
+    return Math.max(0, n.turn + n.ageTurns - this.lastTurn);
   }
 
   /** Tool calls since the part was last in use (its own call counts as a use). */
   idleCalls(n: PartNode): number {
-    return Math.max(0, callsThrough(n) + n.ageCalls - this.lastUse(n).calls);
+    this.lastUse(n);
+    return Math.max(0, callsThrough(n) + n.ageCalls - this.lastCalls);
   }
 
-  private lastUse(n: PartNode): Use {
-    let last = useOf(n);
-    const later = (u: Use | undefined) => {
-      if (u !== undefined && (u.turn > last.turn || (u.turn === last.turn && u.calls > last.calls))) last = u;
-    };
+  /** Per node index: the keys its input's subjects are looked up by (made once: the age rules ask on every call). */
+  private readonly subjects = new Map<number, Subjects>();
+  /** lastUse's answer (fields, so the hot path allocates nothing). */
+  private lastTurn = 0;
+  private lastCalls = 0;
+
+  private subjectsOf(n: PartNode): Subjects {
+    let s = this.subjects.get(n.index);
+    if (s) return s;
+    s = { touched: [], named: [] };
     const input = n.part.type === "tool" ? n.part.state?.input : undefined;
     if (isObject(input))
       for (const k of Object.keys(input)) {
         const v = input[k];
         if (!isSubject(v)) continue;
-        later(this.touched.get(k + "\0" + v));
+        s.touched.push(k + "\0" + v);
         const name = fileName(v);
-        if (name !== undefined) later(this.named.get(name));
+        if (name !== undefined) s.named.push(name);
       }
-    later(this.quoted.get(n.index));
-    return last;
+    this.subjects.set(n.index, s);
+    return s;
   }
+
+  /** The latest use of the part (its own call, or a later use of a subject): sets lastTurn and lastCalls. */
+  private lastUse(n: PartNode): void {
+    let turn = n.turn;
+    let calls = callsThrough(n);
+    const s = this.subjectsOf(n);
+    for (let k = 0; k < s.touched.length + s.named.length + 1; k++) {
+      const u = k < s.touched.length ? this.touched.get(s.touched[k]) : k < s.touched.length + s.named.length ? this.named.get(s.named[k - s.touched.length]) : this.quoted.get(n.index);
+      if (u !== undefined && (u.turn > turn || (u.turn === turn && u.calls > calls))) {
+        turn = u.turn;
+        calls = u.calls;
+      }
+    }
+    this.lastTurn = turn;
+    this.lastCalls = calls;
+  }
+}
+
+/** What lastUse looks a part's subjects up by: `field\0value` of its input's subjects, and the file names they name. */
+interface Subjects {
+  touched: string[];
+  named: string[];
 }

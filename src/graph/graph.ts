@@ -190,10 +190,14 @@ export function charsFrom(g: Graph, first: number): number {
 export function buildGraph(messages: Message[], prev: Graph | undefined, opts: BuildOptions): Graph {
   const prevNodes = prev?.nodes ?? [];
   const prevCount = prevNodes.length;
-  // The previous graph's array is shared while every part is carried over; it is copied before
-  // the first change, so a call that fails midway leaves the previous graph whole (the runtime
-  // keeps it, with its id map, until a call succeeds).
+  // The previous graph's array is shared while every part is carried over. New parts after all of
+  // them are appended to it in place (copying it would cost more than the rest of the walk: a
+  // long session's array lands in V8's large-object space, fresh pages on every call); any other
+  // change copies it first. Either way a call that fails midway leaves the previous graph whole
+  // (the runtime keeps it, with its id map, until a call succeeds): the catch below cuts the
+  // appended nodes off again.
   let reusing = prevCount > 0;
+  let appending = false;
   let nodes: PartNode[] = reusing ? prevNodes : [];
   let turn = 0;
   let calls = 0;
@@ -208,48 +212,56 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0, host: opts.host };
   const { anchor } = opts;
   let anchorIndex = -1;
-  for (let mi = 0; mi < messages.length; mi++) {
-    const m = messages[mi];
-    if (anchor !== undefined && anchorIndex < 0 && m?.info?.id === anchor) anchorIndex = mi;
-    if (!m || !Array.isArray(m.parts)) continue;
-    const parts = m.parts;
-    if (isUserMessage(m)) {
-      if (!afterUser) turn++;
-      afterUser = true;
-      lastUserMsgIndex = mi;
-    } else if (m.info?.role === "assistant") afterUser = false;
-    for (let pi = 0; pi < parts.length; pi++) {
-      const part = parts[pi];
-      if (!part || typeof part !== "object") continue;
-      const id = part.id;
-      if (typeof id !== "string") continue;
-      const isTool = part.type === "tool";
-      const sig = isTool ? sigOf(part) : "";
-      const text = part.text;
-      const textLen = typeof text === "string" ? text.length : -1;
-      if (reusing) {
-        const old = prevNodes[reused] as Node | undefined;
-        if (old && old.pid === id && old.sig === sig && old.msgIndex === mi && old.partIndex === pi && old.isTool === isTool && old.textLen === textLen && old.turn === turn && old.clock === clock) {
-          reused++;
-          continue;
+  let sessionID: string;
+  try {
+    for (let mi = 0; mi < messages.length; mi++) {
+      const m = messages[mi];
+      if (anchor !== undefined && anchorIndex < 0 && m?.info?.id === anchor) anchorIndex = mi;
+      if (!m || !Array.isArray(m.parts)) continue;
+      const parts = m.parts;
+      if (isUserMessage(m)) {
+        if (!afterUser) turn++;
+        afterUser = true;
+        lastUserMsgIndex = mi;
+      } else if (m.info?.role === "assistant") afterUser = false;
+      for (let pi = 0; pi < parts.length; pi++) {
+        const part = parts[pi];
+        if (!part || typeof part !== "object") continue;
+        const id = part.id;
+        if (typeof id !== "string") continue;
+        const isTool = part.type === "tool";
+        const sig = isTool ? sigOf(part) : "";
+        const text = part.text;
+        const textLen = typeof text === "string" ? text.length : -1;
+        if (reusing) {
+          const old = prevNodes[reused] as Node | undefined;
+          if (old && old.pid === id && old.sig === sig && old.msgIndex === mi && old.partIndex === pi && old.isTool === isTool && old.textLen === textLen && old.turn === turn && old.clock === clock) {
+            reused++;
+            continue;
+          }
+          reusing = false;
+          if (reused === prevCount) appending = true;
+          else nodes = prevNodes.slice(0, reused);
+          const last = nodes[reused - 1] as Node | undefined;
+          if (last) {
+            calls = last.callIndex + (last.isTool ? 1 : 0);
+            tokens = last.tokensThrough;
+            chars = last.charsThrough;
+          }
         }
-        reusing = false;
-        nodes = prevNodes.slice(0, reused);
-        const last = nodes[reused - 1] as Node | undefined;
-        if (last) {
-          calls = last.callIndex + (last.isTool ? 1 : 0);
-          tokens = last.tokensThrough;
-          chars = last.charsThrough;
-        }
+        const completed = isTool && part.state?.status === "completed"; // counts towards toolTokensNewer
+        const outputChars = isTool ? partResultText(part, clock.host).length : 0;
+        if (completed) tokens += tokensOf(outputChars);
+        chars += outputChars + (textLen > 0 ? textLen : 0);
+        const i = nodes.length;
+        nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock, chars, textLen));
+        if (isTool) calls++;
       }
-      const completed = isTool && part.state?.status === "completed"; // counts towards toolTokensNewer
-      const outputChars = isTool ? partResultText(part, clock.host).length : 0;
-      if (completed) tokens += tokensOf(outputChars);
-      chars += outputChars + (textLen > 0 ? textLen : 0);
-      const i = nodes.length;
-      nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock, chars, textLen));
-      if (isTool) calls++;
     }
+    sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID ?? "";
+  } catch (e) {
+    if (appending) prevNodes.length = prevCount;
+    throw e;
   }
   if (reusing) {
     // every part was a reused node: the totals are the last one's; nodes past the history are gone
@@ -274,6 +286,5 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
     const known = byId.get(nodes[i].part.id);
     if (!known || nodes[known.index] !== known) byId.set(nodes[i].part.id, nodes[i]);
   }
-  const sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID ?? "";
   return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex };
 }

@@ -131,7 +131,7 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
     if (at.has(i)) {
       for (const rule of rules.rules) {
         const ctx = rt.ctxs[rule.index];
-        const candidates = new Set(rt.candidates[rule.index]);
+        const candidates = new Set(rt.allCandidates(rule.index)); // waiting ones included (sleepers.ts)
         for (const node of graph.nodes) {
           const where = `${preset} ${label} call ${i}`;
           for (const c of conds[rule.index]) {

@@ -26,3 +26,34 @@ describe("turns", () => {
     expect(buildGraph(h, undefined, { host: OPENCODE }).nodes.map((n) => n.turn)).toEqual([1, 1, 1, 1, 2]);
   });
 });
+
+describe("carrying nodes over", () => {
+  const history = () => [msg("user", "fix it"), msg("assistant", "on it"), msg("user", "next"), msg("assistant", "done")];
+  const shape = (g: ReturnType<typeof buildGraph>) => g.nodes.map((n) => [n.index, n.part.id, n.msgIndex, n.turn]);
+
+  it("new parts after every carried-over node extend the graph; the nodes before are the previous graph's", () => {
+    const h = history();
+    const g1 = buildGraph(h.slice(0, 2), undefined, { host: OPENCODE });
+    const g2 = buildGraph(h, g1, { host: OPENCODE });
+    expect(g2.reused).toBe(2);
+    expect(g2.nodes[0]).toBe(g1.nodes[0]);
+    expect(shape(g2)).toEqual(shape(buildGraph(h, undefined, { host: OPENCODE })));
+    expect(g2.byId.get(h[3].parts[0].id)).toBe(g2.nodes[3]);
+  });
+
+  it("a fault while new parts are added leaves the previous graph whole, and the next walk builds as from scratch", () => {
+    const h = history();
+    const g1 = buildGraph(h.slice(0, 2), undefined, { host: OPENCODE });
+    const before = shape(g1);
+    // the fourth message's parts throw once: the walk has added the third message's node by then
+    const faulty = [...h];
+    const parts = h[3].parts;
+    let armed = true;
+    faulty[3] = { info: h[3].info, get parts() { if (armed) { armed = false; throw new Error("injected fault"); } return parts; } } as Message;
+    expect(() => buildGraph(faulty, g1, { host: OPENCODE })).toThrow("injected fault");
+    expect(shape(g1)).toEqual(before);
+    const g2 = buildGraph(faulty, g1, { host: OPENCODE });
+    expect(shape(g2)).toEqual(shape(buildGraph(h, undefined, { host: OPENCODE })));
+    for (const n of g2.nodes) expect(g2.byId.get(n.part.id)).toBe(n);
+  });
+});

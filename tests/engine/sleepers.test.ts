@@ -1,0 +1,227 @@
+// Waiting candidates (src/engine/wake.ts, sleepers.ts): an age or reduce candidate whose
+// time-dependent condition is false leaves its rule's list until the session's clocks reach the
+// bound derived from the condition, and one behind a parked want until it is unparked. This is a
+// shortcut only: every call must render and save exactly what it does with the index off (every
+// candidate evaluated on every call), which the replays here compare call by call.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "@fast-check/vitest";
+import { describe, expect, it } from "vitest";
+import { sleeping } from "../../src/engine/sleepers.js";
+import { wakeOf, type Clocks } from "../../src/engine/wake.js";
+import type { FactContext } from "../../src/engine/facts.js";
+import { buildGraph } from "../../src/graph/graph.js";
+import type { Message } from "../../src/graph/types.js";
+import { OPENCODE } from "../../src/host/profile.js";
+import { createPruner } from "../../src/index.js";
+import { parseCondition } from "../../src/lang/condition.js";
+import type { AcpConfig } from "../../src/rules/types.js";
+import { assistant, bigText, SID, user } from "../helpers/session.js";
+import type { AcpPruner } from "../../src/engine/pruner.js";
+import { buildCalls, buildSession, callMessages, flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb, type RuleSetSpec } from "../property/arbitraries.js";
+import { fcParams } from "../property/invariants.js";
+
+const NOW = Date.UTC(2026, 0, 1);
+const dir = mkdtempSync(join(tmpdir(), "acp-sleepers-"));
+
+describe("wake bounds", () => {
+  // turn 1: a read; turn 2: three more calls; the read is 1 turn and 3 calls old
+  const h: Message[] = [user("go"), assistant([{ tool: "read", input: { filePath: "a.ts" }, output: bigText("a", 20) }]), user("next"), assistant([1, 2, 3].map((k) => ({ tool: "bash", input: { command: `echo ${k}` } })))];
+  const g = buildGraph(h, undefined, { host: OPENCODE });
+  const read = g.nodes.find((n) => n.part.tool === "read")!;
+  const ctx = { config: { protectedTools: [], protectedFiles: [] }, params: { turns: 4 }, idleTurns: (n) => n.ageTurns, idleCalls: (n) => n.ageCalls } as FactContext;
+  const now: Clocks = { turns: g.turns, calls: g.calls, tokens: g.clock!.tokens };
+  const wake = (when: unknown) => wakeOf(parseCondition(when))?.(read, ctx, now);
+
+  it("a growing fact compared with >= or > waits for its clock to grow by the difference", () => {
+    expect(read.ageTurns).toBe(1);
+    expect(read.ageCalls).toBe(3);
+    expect(wake({ fact: "ageTurns", operator: "greaterThanInclusive", value: 3 })).toMatchObject({ turns: now.turns + 2, calls: -Infinity });
+    expect(wake({ fact: "ageTurns", operator: "greaterThan", value: 3 })).toMatchObject({ turns: now.turns + 3 });
+    expect(wake({ fact: "idleCalls", operator: "not:lessThan", value: 10 })).toMatchObject({ calls: now.calls + 7, turns: -Infinity });
+    expect(wake({ fact: "ageTurns", operator: "greaterThanInclusive", value: { fact: "params", path: "$.turns" } })).toMatchObject({ turns: now.turns + 3 });
+    // every child of all: the latest per clock; any: the earliest
+    const two = [{ fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }, { fact: "ageCalls", operator: "greaterThanInclusive", value: 5 }];
+    expect(wake({ all: two })).toEqual({ turns: now.turns + 2, calls: now.calls + 2, tokens: -Infinity });
+    expect(wake({ any: [two[0], { fact: "ageTurns", operator: "greaterThanInclusive", value: 5 }] })).toEqual({ turns: now.turns + 2, calls: -Infinity, tokens: -Infinity });
+    // (either clock may come first: an any over two clocks bounds neither)
+    expect(wake({ any: two })).toEqual({ turns: -Infinity, calls: -Infinity, tokens: -Infinity });
+  });
+
+  it("a true leaf, a comparison that can turn true any time, or a not bounds nothing; a false static leaf never holds", () => {
+    const none = { turns: -Infinity, calls: -Infinity, tokens: -Infinity };
+    expect(wake({ fact: "ageTurns", operator: "greaterThanInclusive", value: 1 })).toEqual(none);
+    expect(wake({ fact: "idleTurns", operator: "lessThan", value: 1 })).toEqual(none); // a later use lowers idleTurns
+    expect(wake({ not: { fact: "ageTurns", operator: "lessThan", value: 3 } })).toEqual(none);
+    expect(wake({ all: [{ fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }, { fact: "promptTokens", operator: "greaterThan", value: 10 }] })).toMatchObject({ turns: now.turns + 2 });
+    expect(wake({ any: [{ fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }, { fact: "promptTokens", operator: "greaterThan", value: 10 }] })).toEqual(none);
+    expect(wake({ all: [{ fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }, { fact: "tool", operator: "equal", value: "bash" }] })).toEqual({ turns: Infinity, calls: Infinity, tokens: Infinity });
+    expect(wakeOf(parseCondition({ fact: "promptTokens", operator: "greaterThan", value: 10 }))).toBeUndefined();
+  });
+});
+
+interface Step {
+  waiting: number;
+  prompt: string;
+  state: string;
+}
+
+/** The first call whose prompt or state differ ("" when none do). */
+function firstDifference(a: Step[], b: Step[]): string {
+  if (a.length !== b.length) return `${a.length} calls against ${b.length}`;
+  const k = a.findIndex((s, i) => s.prompt !== b[i].prompt || s.state !== b[i].state);
+  return k < 0 ? "" : `call ${k}: ${a[k].prompt !== b[k].prompt ? "prompt" : "state"} differs`;
+}
+
+function withSleeping<T>(on: boolean, f: () => T): T {
+  sleeping.on = on;
+  try {
+    return f();
+  } finally {
+    sleeping.on = true;
+  }
+}
+
+/** Replays `h` call by call (the index on or off); per call what the provider got and the state. */
+function replay(make: () => AcpPruner, h: Message[], on: boolean, between?: (k: number, p: AcpPruner) => void): Step[] {
+  const p = make();
+  const out: Step[] = [];
+  let k = 0;
+  for (let i = 1; i <= h.length; i++) {
+    if (i < h.length && h[i].info.role !== "assistant") continue;
+    between?.(k, p);
+    const ctx = structuredClone(h.slice(0, i));
+    withSleeping(on, () => p.transform(ctx, { now: NOW + k++ * 60_000 }));
+    out.push({ waiting: p.lastCall(SID)?.waiting ?? 0, prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(SID)) });
+  }
+  return out;
+}
+
+describe("waiting candidates", () => {
+  it("a part behind a parked want goes back to the age rules once the want is unparked (here: its rule backed off)", () => {
+    // ls2 is superseded by ls3 while ls1 (older) is held in full: ls2's want is parked, and an age
+    // rule for ls1 and ls2 skips ls2 (its output is wanted). A restore of a part the supersede rule
+    // decided is a regret event: with regretLimit 1 the rule backs off and ls2's want is gone, so
+    // once ls1's hold ends the age rule decides both.
+    const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
+    const cat = (id: string) => assistant([{ tool: "bash", input: { command: "cat notes.txt" }, output: bigText("notes", 30), id }]);
+    const filler = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: `done ${k}` }]);
+    const h = [user("go"), ls("prt_ls1", 40), ls("prt_ls2", 41), ls("prt_ls3", 42), cat("prt_cat1"), cat("prt_cat2"), ...Array.from({ length: 16 }, (_, k) => filler(k)), assistant([], "done")];
+    const ls1 = bigText("prt_ls1", 40).length;
+    const ls2 = bigText("prt_ls2", 41).length;
+    const file = join(dir, "backed-off.yaml");
+    writeFileSync(
+      file,
+      `rules:
+  hold-first:
+    phase: protect
+    description: test
+    when:
+      all:
+        - { fact: tool, operator: equal, value: bash }
+        - { fact: outputChars, operator: equal, value: ${ls1} }
+        - { fact: ageCalls, operator: lessThan, value: 12 }
+    then: { action: protect }
+  clear-both:
+    phase: age
+    description: test
+    when:
+      all:
+        - { fact: tool, operator: equal, value: bash }
+        - { fact: outputChars, operator: in, value: [${ls1}, ${ls2}] }
+        - { fact: ageCalls, operator: greaterThanInclusive, value: 3 }
+    then: { action: clear }
+`,
+    );
+    const config = { tool: false, idsFromTokens: 0, commit: { minTokens: 0, breakEven: 0, pressureTokens: 0, regretLimit: 1 } };
+    const make = () => createPruner({ preset: "balanced", rules: [file], config });
+    let restored: boolean | undefined;
+    const between = (k: number, p: AcpPruner) => {
+      if (k === 7) restored = p.restore(SID, "prt_cat1");
+    };
+    const waiting = replay(make, h, true, between);
+    const plain = replay(make, h, false, between);
+    expect(restored).toBe(true);
+    expect(firstDifference(waiting, plain)).toBe("");
+    const rule = (step: Step, part: string) => (JSON.parse(step.state) as { decisions: Record<string, { output?: { rule: string } }> }).decisions[part]?.output?.rule;
+    expect(waiting[6].waiting).toBeGreaterThan(0);
+    expect(rule(waiting[6], "prt_ls2")).toBeUndefined();
+    const last = waiting[waiting.length - 1];
+    expect([rule(last, "prt_ls1"), rule(last, "prt_ls2")]).toEqual(["clear-both", "clear-both"]);
+  });
+
+  it("on the generated session most candidates wait, and every call agrees with the index off", async () => {
+    const { appendStep, generateSession } = await import("./session-gen.js");
+    let h = generateSession({ seed: 5, turns: 60, stepsPerTurn: 1, toolsPerStep: 10 });
+    const histories = [h];
+    for (let k = 0; k < 16; k++) histories.push((h = appendStep(h, 2000 + k, 5, k % 3 === 2)));
+    const sid = h[0].info.sessionID;
+    const run = (on: boolean) => {
+      const p = createPruner({ preset: "balanced" });
+      return histories.map((m, k) => {
+        const ctx = structuredClone(m);
+        withSleeping(on, () => p.transform(ctx, { now: NOW + k * 60_000 }));
+        return { waiting: p.lastCall(sid)?.waiting ?? 0, prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(sid)) };
+      });
+    };
+    const waiting = run(true);
+    const plain = run(false);
+    expect(plain.every((s) => s.waiting === 0)).toBe(true);
+    expect(firstDifference(waiting, plain)).toBe("");
+    expect(Math.min(...waiting.map((s) => s.waiting))).toBeGreaterThan(50);
+  });
+});
+
+describe("waiting candidates on random rule sets and sessions", () => {
+  const BUILTINS = createPruner({ preset: "verbose" }).resolved.all.map((e) => ({ id: e.spec.id, params: e.spec.params ?? {} }));
+  const RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_RUNS ?? 150) / 5));
+  const seen = { waiting: 0 };
+  let fileCount = 0;
+
+  test.prop([ruleSetArb(BUILTINS), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(RUNS))(
+    "every call (with compaction, reverts, restores and prune requests between calls) renders and saves what it does with the index off",
+    (rs, spec, schedule) => {
+      const file = join(dir, `random-${++fileCount}.yaml`);
+      writeFileSync(file, ruleFileText(rs.rules));
+      const config = { ...configOf(rs), idsFromTokens: 0 };
+      const raw = buildSession(spec);
+      const calls = buildCalls(raw, schedule);
+      const run = (on: boolean): Step[] => {
+        const p = createPruner({ preset: rs.base, config, rules: [file], onError: () => {} });
+        return calls.map((call, k) => {
+          const slice = callMessages(raw, call);
+          const sid = slice.find((m) => m?.info?.sessionID)?.info.sessionID;
+          if (sid && k > 0) {
+            const st = p.state(sid);
+            for (const r of schedule.restores.filter((r) => r.at % calls.length === k)) {
+              const decided = Object.keys(st.decisions).sort();
+              if (decided.length) p.restore(sid, decided[r.pick % decided.length]);
+              const ids = Object.keys(st.ids ?? {}).sort();
+              if (ids.length) p.manual(sid, { action: "discard", targets: [ids[r.pick % ids.length]] }, slice);
+            }
+          }
+          const ctx = structuredClone(slice);
+          withSleeping(on, () => p.transform(ctx, { now: NOW + k * 60_000 }));
+          return { waiting: (sid && p.lastCall(sid)?.waiting) || 0, prompt: JSON.stringify(ctx), state: sid ? JSON.stringify(p.state(sid)) : "" };
+        });
+      };
+      const waiting = run(true);
+      const plain = run(false);
+      seen.waiting += waiting.filter((s) => s.waiting > 0).length;
+      expect(firstDifference(waiting, plain), ruleFileText(rs.rules)).toBe("");
+    },
+    120_000,
+  );
+
+  it("the random runs left candidates waiting on some calls (the comparison is not vacuous)", () => {
+    expect(seen.waiting).toBeGreaterThan(0);
+  });
+});
+
+function configOf(rs: RuleSetSpec): Partial<AcpConfig> {
+  const c: Partial<AcpConfig> = { tool: rs.config.tool, commit: rs.config.commit, rules: Object.fromEntries(rs.toggles.map((t) => [t.id, t.setting])) };
+  if (rs.config.protectedTools) c.protectedTools = rs.config.protectedTools;
+  if (rs.config.protectedFiles) c.protectedFiles = rs.config.protectedFiles;
+  return c;
+}
