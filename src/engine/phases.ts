@@ -417,38 +417,51 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         laterOut.delete(w.node.index);
       }
     };
-    for (let changed = true; changed; ) {
-      changed = false;
-      let from = freeFrom;
-      for (const w of due) if (!w.blocked && w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
-      if (from < Infinity)
-        for (const w of later)
-          if (!w.moved && w.node.index >= from) {
-            move(w);
-            changed = true;
-          }
-      for (const w of [...dueOut.values()]) {
-        if (w.blocked) continue;
+    // A worklist: each due output is checked against its older views once, and again only when one
+    // of them is blocked after it was checked (a chain of views settles in one pass, not one per link).
+    const queue: Wanted[] = [...dueOut.values()];
+    let from = freeFrom; // the first change to the sent prefix: only ever moves earlier
+    const lowerFrom = (w: Wanted) => {
+      if (!w.blocked && w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
+    };
+    for (const w of due) lowerFrom(w);
+    const take = (w: Wanted) => {
+      move(w);
+      lowerFrom(w);
+      if (w.slot === "output") queue.push(w);
+    };
+    for (let movedFrom = Infinity; ; ) {
+      if (from < movedFrom) {
+        movedFrom = from;
+        for (const w of later) if (!w.moved && w.node.index >= from) take(w);
+      }
+      if (queue.length === 0) break;
+      while (queue.length > 0) {
+        const w = queue.pop()!;
+        if (w.blocked || dueOut.get(w.node.index) !== w) continue;
         for (const older of rt.olderViews.get(w.node.index) ?? []) {
           const o = nodes[older];
           if (slotsOf[o.index]?.output) continue;
           const pending = laterOut.get(o.index);
-          if (pending) move(pending);
+          if (pending) take(pending);
           else if (dueOut.has(o.index)) continue;
           else if (!forced.has(o.index) && forcedRepays(o, w, from, sentIdx) && forced.set(o.index, forcedView(o)).get(o.index)) {
             const f = forced.get(o.index)!;
             due.push(f);
             dueOut.set(o.index, f);
             forcedBeside.push([f, w]);
-            // another pass only if it moves the first change or has older views of its own to check
-            if ((o.index >= from || o.msgIndex > sentIdx) && !rt.olderViews.get(o.index)?.length) continue;
+            lowerFrom(f);
+            queue.push(f);
           } else {
             w.blocked = true; // the older view stays in full, so the newer one does too
             w.blocker = o.index;
             dueOut.delete(w.node.index);
+            // the newer view that w was due beside must be checked again
+            const newer = rt.marks.get(w.node.part.id)?.byNode;
+            const n = newer !== undefined ? dueOut.get(newer.index) : undefined;
+            if (n !== undefined) queue.push(n);
+            break;
           }
-          changed = true;
-          if (w.blocked) break;
         }
       }
     }
