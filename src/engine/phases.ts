@@ -491,7 +491,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    */
   function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number): boolean {
     if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0)) return true;
-    const cached = state.calls - Math.min(state.calls, state.cachedSince ?? 0);
+    const cached = callsSinceCached();
     return w.tokens * Math.max(1, cached) >= policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
   }
 
@@ -502,9 +502,13 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function paysOff(first: number, freed: number, end: number): boolean {
     if (!(policy.breakEven > 0) || freed <= 0) return false;
     const after = sentBetween(rt, first, Math.min(end, nodes.length));
-    // calls to come before the cache expires again, estimated as the calls since it last did
-    const cached = state.calls - Math.min(state.calls, state.cachedSince ?? 0);
+    const cached = callsSinceCached();
     return freed * Math.max(1, cached) >= policy.breakEven * tokensOf(after);
+  }
+
+  /** Calls to come before the cache expires again, estimated as the calls since it last did. */
+  function callsSinceCached(): number {
+    return state.calls - Math.min(state.calls, state.cachedSince ?? 0);
   }
 
   /** Is the previous call older than the cache lifetime? Then nothing is cached: the prefix breaks at the start. */

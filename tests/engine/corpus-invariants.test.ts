@@ -11,6 +11,7 @@ import { createPruner } from "../../src/index.js";
 import { isIntroPart } from "../../src/engine/intro.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { callIndexes, corpusFiles, corpusSession, deepCopy } from "./session-gen.js";
+import { MAX_NOTE_GROWTH } from "../property/invariants.js";
 
 const PROPS = ["errors", "a", "b", "c", "d", "e", "f", "g1", "g2", "h"] as const;
 type Prop = (typeof PROPS)[number];
@@ -121,9 +122,6 @@ function outsideFencesKept(before: string, after: string): boolean {
   }
   return true;
 }
-
-/** Bytes a superseded older view may grow by when it is replaced beside its pruned newer view. */
-const MAX_NOTE_GROWTH = 1024;
 
 const isObject = (x: unknown) => x !== null && typeof x === "object" && !Array.isArray(x);
 

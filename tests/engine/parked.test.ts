@@ -11,10 +11,10 @@ import { parking } from "../../src/engine/parked.js";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import type { Message } from "../../src/graph/types.js";
 import { createPruner } from "../../src/index.js";
-import type { AcpConfig } from "../../src/rules/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
-import { buildCalls, buildSession, callMessages, flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb, type RuleSetSpec } from "../property/arbitraries.js";
+import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
+import { firstDifference, switchRuns } from "./switch-runs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "acp-parked-"));
 /** Every pending prune goes at once (minTokens 0), so a blocked want is blocked on every call. */
@@ -69,12 +69,6 @@ const NOW = Date.UTC(2026, 0, 1);
 const PARKING_SEED = 34;
 const PARKING_RUNS = 1;
 
-/** The first call whose prompt or state differ ("" when none do). */
-function firstDifference(a: Step[], b: Step[]): string {
-  if (a.length !== b.length) return `${a.length} calls against ${b.length}`;
-  const k = a.findIndex((s, i) => s.prompt !== b[i].prompt || s.state !== b[i].state);
-  return k < 0 ? "" : `call ${k}: ${a[k].prompt !== b[k].prompt ? "prompt" : "state"} differs`;
-}
 
 /** Both ways: each call's prompt and state must be the same. Returns the parked run's steps. */
 function same(make: () => AcpPruner, h: Message[], between?: (k: number, p: AcpPruner) => void): Step[] {
@@ -177,38 +171,21 @@ describe("parked wants on random rule sets and sessions", () => {
   test.prop([...arbs], { ...fcParams(RUNS), examples })(
     "every call (with compaction, reverts, restores and prune requests between calls) renders and saves what it does with parking off",
     (rs, spec, schedule) => {
-      const file = rulesFile(`random-${++fileCount}`, ruleFileText(rs.rules).replace(/^rules:\n/, ""));
-      const config = { ...configOf(rs), idsFromTokens: 0 };
-      const raw = buildSession(spec);
-      const calls = buildCalls(raw, schedule);
-      const run = (on: boolean): Step[] => {
-        const p = createPruner({ preset: rs.base, config, rules: [file], onError: () => {} });
-        return calls.map((call, k) => {
-          const slice = callMessages(raw, call);
-          const sid = slice.find((m) => m?.info?.sessionID)?.info.sessionID;
-          if (sid && k > 0) {
-            const st = p.state(sid);
-            for (const r of schedule.restores.filter((r) => r.at % calls.length === k)) {
-              const decided = Object.keys(st.decisions).sort();
-              if (decided.length) p.restore(sid, decided[r.pick % decided.length]);
-              const ids = Object.keys(st.ids ?? {}).sort();
-              if (ids.length) p.manual(sid, { action: "discard", targets: [ids[r.pick % ids.length]] }, slice);
-            }
-          }
-          const ctx = structuredClone(slice);
+      const { on: parked, off: plain } = switchRuns(rs, spec, schedule, {
+        dir,
+        now: NOW,
+        withSwitch: (on, f) => {
           parking.on = on;
           try {
-            p.transform(ctx, { now: NOW + k * 60_000 });
+            f();
           } finally {
             parking.on = true;
           }
-          return { parked: (sid && p.lastCall(sid)?.parked) || 0, prompt: JSON.stringify(ctx), state: sid ? JSON.stringify(p.state(sid)) : "" };
-        });
-      };
-      const parked = run(true);
-      const plain = run(false);
+        },
+        count: (p, sid) => p.lastCall(sid)?.parked ?? 0,
+      });
       seen.calls += parked.length;
-      seen.parked += parked.filter((s) => s.parked > 0).length;
+      seen.parked += parked.filter((s) => s.count > 0).length;
       expect(firstDifference(parked, plain), ruleFileText(rs.rules)).toBe("");
     },
     120_000,
@@ -218,11 +195,4 @@ describe("parked wants on random rule sets and sessions", () => {
     expect(seen.parked).toBeGreaterThan(0);
   });
 });
-let fileCount = 0;
 
-function configOf(rs: RuleSetSpec): Partial<AcpConfig> {
-  const c: Partial<AcpConfig> = { tool: rs.config.tool, commit: rs.config.commit, rules: Object.fromEntries(rs.toggles.map((t) => [t.id, t.setting])) };
-  if (rs.config.protectedTools) c.protectedTools = rs.config.protectedTools;
-  if (rs.config.protectedFiles) c.protectedFiles = rs.config.protectedFiles;
-  return c;
-}

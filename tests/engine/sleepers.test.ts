@@ -16,11 +16,11 @@ import type { Message } from "../../src/graph/types.js";
 import { OPENCODE } from "../../src/host/profile.js";
 import { createPruner } from "../../src/index.js";
 import { parseCondition } from "../../src/lang/condition.js";
-import type { AcpConfig } from "../../src/rules/types.js";
 import { assistant, bigText, SID, user } from "../helpers/session.js";
 import type { AcpPruner } from "../../src/engine/pruner.js";
-import { buildCalls, buildSession, callMessages, flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb, type RuleSetSpec } from "../property/arbitraries.js";
+import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
+import { firstDifference, switchRuns } from "./switch-runs.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 const dir = mkdtempSync(join(tmpdir(), "acp-sleepers-"));
@@ -67,12 +67,6 @@ interface Step {
   state: string;
 }
 
-/** The first call whose prompt or state differ ("" when none do). */
-function firstDifference(a: Step[], b: Step[]): string {
-  if (a.length !== b.length) return `${a.length} calls against ${b.length}`;
-  const k = a.findIndex((s, i) => s.prompt !== b[i].prompt || s.state !== b[i].state);
-  return k < 0 ? "" : `call ${k}: ${a[k].prompt !== b[k].prompt ? "prompt" : "state"} differs`;
-}
 
 function withSleeping<T>(on: boolean, f: () => T): T {
   sleeping.on = on;
@@ -177,38 +171,12 @@ describe("waiting candidates on random rule sets and sessions", () => {
   const BUILTINS = createPruner({ preset: "verbose" }).resolved.all.map((e) => ({ id: e.spec.id, params: e.spec.params ?? {} }));
   const RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_RUNS ?? 150) / 5));
   const seen = { waiting: 0 };
-  let fileCount = 0;
 
   test.prop([ruleSetArb(BUILTINS), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(RUNS))(
     "every call (with compaction, reverts, restores and prune requests between calls) renders and saves what it does with the index off",
     (rs, spec, schedule) => {
-      const file = join(dir, `random-${++fileCount}.yaml`);
-      writeFileSync(file, ruleFileText(rs.rules));
-      const config = { ...configOf(rs), idsFromTokens: 0 };
-      const raw = buildSession(spec);
-      const calls = buildCalls(raw, schedule);
-      const run = (on: boolean): Step[] => {
-        const p = createPruner({ preset: rs.base, config, rules: [file], onError: () => {} });
-        return calls.map((call, k) => {
-          const slice = callMessages(raw, call);
-          const sid = slice.find((m) => m?.info?.sessionID)?.info.sessionID;
-          if (sid && k > 0) {
-            const st = p.state(sid);
-            for (const r of schedule.restores.filter((r) => r.at % calls.length === k)) {
-              const decided = Object.keys(st.decisions).sort();
-              if (decided.length) p.restore(sid, decided[r.pick % decided.length]);
-              const ids = Object.keys(st.ids ?? {}).sort();
-              if (ids.length) p.manual(sid, { action: "discard", targets: [ids[r.pick % ids.length]] }, slice);
-            }
-          }
-          const ctx = structuredClone(slice);
-          withSleeping(on, () => p.transform(ctx, { now: NOW + k * 60_000 }));
-          return { waiting: (sid && p.lastCall(sid)?.waiting) || 0, prompt: JSON.stringify(ctx), state: sid ? JSON.stringify(p.state(sid)) : "" };
-        });
-      };
-      const waiting = run(true);
-      const plain = run(false);
-      seen.waiting += waiting.filter((s) => s.waiting > 0).length;
+      const { on: waiting, off: plain } = switchRuns(rs, spec, schedule, { dir, now: NOW, withSwitch: withSleeping, count: (p, sid) => p.lastCall(sid)?.waiting ?? 0 });
+      seen.waiting += waiting.filter((s) => s.count > 0).length;
       expect(firstDifference(waiting, plain), ruleFileText(rs.rules)).toBe("");
     },
     120_000,
@@ -219,9 +187,3 @@ describe("waiting candidates on random rule sets and sessions", () => {
   });
 });
 
-function configOf(rs: RuleSetSpec): Partial<AcpConfig> {
-  const c: Partial<AcpConfig> = { tool: rs.config.tool, commit: rs.config.commit, rules: Object.fromEntries(rs.toggles.map((t) => [t.id, t.setting])) };
-  if (rs.config.protectedTools) c.protectedTools = rs.config.protectedTools;
-  if (rs.config.protectedFiles) c.protectedFiles = rs.config.protectedFiles;
-  return c;
-}

@@ -108,7 +108,7 @@ const tagIds = (suffix: string) => [...suffix.matchAll(/\[acp:([tmr][0-9a-z]+)\]
 
 /** A part a committed decision removes from the request. */
 /** Bytes a superseded older view may grow by when it is replaced beside its pruned newer view (the engine caps the note at 160 chars larger). */
-const MAX_NOTE_GROWTH = 1024;
+export const MAX_NOTE_GROWTH = 1024;
 
 const isDroppedPart = (state: SessionState, p: Part | undefined) => typeof p?.id === "string" && (state.decisions[p.id]?.output?.patch.drop === true || state.decisions[p.id]?.input?.patch.drop === true);
 

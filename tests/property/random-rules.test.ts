@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
-import type { AcpConfig } from "../../src/rules/types.js";
-import { buildSession, flagsFromEnv, GENERATED, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb, type RuleSetSpec } from "./arbitraries.js";
+import { buildSession, flagsFromEnv, GENERATED, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "./arbitraries.js";
 import { ErrorSink, fcParams, newStats, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";
+import { configOf } from "../engine/switch-runs.js";
 
 const sink = new ErrorSink();
 const root = mkdtempSync(join(TMP, "acp-prop-rules-"));
@@ -26,12 +26,6 @@ afterAll(() => {
   console.log(`random rules: ${runs} sessions, ${userRules} generated rules, ${JSON.stringify(stats)}`);
 });
 
-function configOf(rs: RuleSetSpec): Partial<AcpConfig> {
-  const c: Partial<AcpConfig> = { tool: rs.config.tool, commit: rs.config.commit, rules: Object.fromEntries(rs.toggles.map((t) => [t.id, t.setting])) };
-  if (rs.config.protectedTools) c.protectedTools = rs.config.protectedTools;
-  if (rs.config.protectedFiles) c.protectedFiles = rs.config.protectedFiles;
-  return c;
-}
 
 describe("random rule sets on generated sessions", () => {
   test.prop([ruleSetArb(BUILTINS), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(RUNS))(
