@@ -213,6 +213,7 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   const { anchor } = opts;
   let anchorIndex = -1;
   let sessionID: string;
+  let byId: Map<string, PartNode>;
   try {
     for (let mi = 0; mi < messages.length; mi++) {
       const m = messages[mi];
@@ -259,32 +260,33 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
       }
     }
     sessionID = messages.find((m) => m?.info?.sessionID)?.info.sessionID ?? "";
+    if (reusing) {
+      // every part was a reused node: the totals are the last one's; nodes past the history are gone
+      if (reused < prevCount) nodes = prevNodes.slice(0, reused);
+      const last = nodes[reused - 1] as Node | undefined;
+      if (last) {
+        calls = last.callIndex + (last.isTool ? 1 : 0);
+        tokens = last.tokensThrough;
+      }
+    }
+    // ids as the walk read them (pid): reading the host's parts again could fail after the walk
+    if (prev && reused === prevCount) byId = prev.byId;
+    else {
+      byId = new Map();
+      for (let i = 0; i < reused; i++) if (!byId.has((nodes[i] as Node).pid)) byId.set((nodes[i] as Node).pid, nodes[i]);
+    }
+    for (let i = reused; i < nodes.length; i++) {
+      // duplicates: the first wins; an entry left by an aborted call (node not in this graph) is replaced
+      const pid = (nodes[i] as Node).pid;
+      const known = byId.get(pid);
+      if (!known || nodes[known.index] !== known) byId.set(pid, nodes[i]);
+    }
   } catch (e) {
     if (appending) prevNodes.length = prevCount;
     throw e;
   }
-  if (reusing) {
-    // every part was a reused node: the totals are the last one's; nodes past the history are gone
-    if (reused < prevCount) nodes = prevNodes.slice(0, reused);
-    const last = nodes[reused - 1] as Node | undefined;
-    if (last) {
-      calls = last.callIndex + (last.isTool ? 1 : 0);
-      tokens = last.tokensThrough;
-    }
-  }
   clock.turns = turn;
   clock.calls = calls;
   clock.tokens = tokens;
-  let byId: Map<string, PartNode>;
-  if (prev && reused === prevCount) byId = prev.byId;
-  else {
-    byId = new Map();
-    for (let i = 0; i < reused; i++) if (!byId.has(nodes[i].part.id)) byId.set(nodes[i].part.id, nodes[i]);
-  }
-  for (let i = reused; i < nodes.length; i++) {
-    // duplicates: the first wins; an entry left by an aborted call (node not in this graph) is replaced
-    const known = byId.get(nodes[i].part.id);
-    if (!known || nodes[known.index] !== known) byId.set(nodes[i].part.id, nodes[i]);
-  }
   return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex };
 }

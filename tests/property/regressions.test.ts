@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
-import type { Message } from "../../src/graph/types.js";
+import type { Message, Part } from "../../src/graph/types.js";
 import { ErrorSink, newStats, replayAndCheck, TMP } from "./invariants.js";
 import { buildSession } from "./arbitraries.js";
 
@@ -337,6 +337,35 @@ describe("fail-open (fail-open.test.ts)", () => {
     p.transform(after);
     // actual: [["p1"], ["p3"], ["p5", "p6"]] — p2 and p4 stay dropped without a decision
     expect(after.map((m) => m.parts.map((x) => x.id))).toEqual([["p1"], ["p2", "p3", "p4"], ["p5", "p6"]]);
+  });
+});
+
+describe("a part id that fails on its second read (seed -2117939297)", () => {
+  it("the failed call leaves the graph whole: the next call prunes without an error", () => {
+    // buildGraph read each new part's id again after the walk, outside the block that cuts the
+    // appended nodes off on failure: the previous graph kept half a call's nodes, and the next
+    // call's supersede looked up a node its id map did not have (TypeError, swallowed every call)
+    const read = (id: string, path: string, out: string): Part => ({ id, sessionID: sid, messageID: id, type: "tool", callID: `c_${id}`, tool: "read", state: { status: "completed", input: { filePath: path }, output: out, title: "", metadata: {}, time: { start: 0, end: 1 } } } as Part);
+    const hist = (): Message[] => [
+      { info: { id: "m1", sessionID: sid, role: "user" }, parts: [{ id: "p1", sessionID: sid, messageID: "m1", type: "text", text: "go" }] },
+      { info: { id: "m2", sessionID: sid, role: "assistant" }, parts: [read("p2", "/a.ts", "x\n".repeat(400))] },
+      { info: { id: "m3", sessionID: sid, role: "assistant" }, parts: [read("p3", "/a.ts", "y\n".repeat(400))] },
+      { info: { id: "m4", sessionID: sid, role: "user" }, parts: [{ id: "p4", sessionID: sid, messageID: "m4", type: "text", text: "next" }] },
+    ];
+    const errors: string[] = [];
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } }, onError: (_e, where) => errors.push(where) });
+    p.transform(hist().slice(0, 2));
+    const faulty = hist().slice(0, 3);
+    const part = faulty[2].parts[0] as unknown as Record<string, unknown>;
+    let reads = 0;
+    const id = part.id;
+    Object.defineProperty(part, "id", { enumerable: true, configurable: true, get: () => { if (++reads === 2) throw new Error("injected fault"); return id; } });
+    p.transform(faulty);
+    expect(errors).toEqual(["transform"]);
+    const after = hist();
+    p.transform(after);
+    expect(errors).toEqual(["transform"]);
+    expect(String((after[1].parts[0] as { state: { output: string } }).state.output)).toContain("superseded");
   });
 });
 
