@@ -501,9 +501,24 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    */
   function paysOff(first: number, freed: number, end: number): boolean {
     if (!(policy.breakEven > 0) || freed <= 0) return false;
+    // Where the cache breaks anyway on this call, the re-cache runs only up to that break, and waiting
+    // would make it run to the prompt's end: no wait there.
+    const wait = end === Infinity ? policy.minTurnCalls ?? 0 : 0;
+    if (wait > 0 && turnCalls(wait) < wait) return false;
     const after = sentBetween(rt, first, Math.min(end, nodes.length));
     const cached = callsSinceCached();
     return freed * Math.max(1, cached) >= policy.breakEven * tokensOf(after);
+  }
+
+  /**
+   * Calls the current turn has made (its assistant messages), counted up to `limit`. A turn's first
+   * calls say nothing of how long it goes on, and a session often ends a call or two into a turn.
+   */
+  function turnCalls(limit: number): number {
+    const msgs = graph.messages;
+    let n = 0;
+    for (let i = graph.lastUserMsgIndex + 1; i < msgs.length && n < limit; i++) if (msgs[i]?.info?.role === "assistant") n++;
+    return n;
   }
 
   /** Calls to come before the cache expires again, estimated as the calls since it last did. */

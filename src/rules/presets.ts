@@ -12,7 +12,7 @@ import { failedSource, parseYamlSource, readSource, type SourceDoc } from "./sou
 import type { CommitPolicy, Preset, RuleSetting, RuleSpec } from "./types.js";
 
 export const PRESET_NAMES = ["compact", "balanced", "verbose"] as const;
-export const DEFAULT_COMMIT: CommitPolicy = { minTokens: 20000, pressureTokens: 0, breakEven: 0, cacheTtlMinutes: 5, regretLimit: 3 };
+export const DEFAULT_COMMIT: CommitPolicy = { minTokens: 20000, pressureTokens: 0, breakEven: 0, cacheTtlMinutes: 5, regretLimit: 3, minTurnCalls: 3 };
 
 /** Where a preset name was written (a config's `preset` key), to locate problems with it. */
 export interface NamedAt {

@@ -62,6 +62,14 @@ export interface CommitPolicy {
    */
   breakEven: number;
   /**
+   * A break-even batch (above) waits until the current turn has made this many calls: its first
+   * calls say nothing of how many are to come, and a session often ends a call or two into a turn,
+   * before the re-cache is repaid. minTokens, pressureTokens and a call where the cache breaks anyway
+   * (the batch then re-caches only up to that break; later it would run to the prompt's end) do not
+   * wait. 0: off.
+   */
+  minTurnCalls?: number;
+  /**
    * The provider's prompt-cache lifetime in minutes (Anthropic: 5 by default, 60 with the 1-hour
    * cache). A request more than this after the previous one finds nothing cached, so every pending
    * decision applies on it for free. 0: never assume the cache expired.
