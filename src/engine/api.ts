@@ -36,4 +36,6 @@ export interface ExplainEntry {
   action: string;
   tokensSaved: number;
   tool?: string;
+  /** What the decision replaces: the tool's output (or the part's text), or its input. */
+  slot: "output" | "input";
 }

@@ -377,8 +377,9 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       const out: ExplainEntry[] = [];
       for (const [partId, slots] of Object.entries(rt.state.decisions)) {
         const node = rt.graph?.byId.get(partId);
-        for (const d of [slots.output, slots.input]) {
-          if (d) out.push({ partId, messageId: node?.message.info.id ?? "", rule: d.rule, action: d.action, tokensSaved: d.tokens, tool: node?.part.tool });
+        for (const slot of ["output", "input"] as const) {
+          const d = slots[slot];
+          if (d) out.push({ partId, messageId: node?.message.info.id ?? "", rule: d.rule, action: d.action, tokensSaved: d.tokens, tool: node?.part.tool, slot });
         }
       }
       return out;

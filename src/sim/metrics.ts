@@ -143,17 +143,18 @@ export function measureSession(session: Session, options: ReplayOptions): Sessio
     let events: ReturnType<QuoteTracker["step"]> = [];
     while (quotedUpTo <= call.index) events = quotes.step(session.messages[quotedUpTo++]);
     const prompt = new PromptText(call.units);
-    const explained = latestEntryPerPart(call.explain);
+    const explained = entriesPerPart(call.explain);
     let quoteLost = 0;
     let recoveryTokens = 0;
     const reRead = new Set<string>();
     for (const event of events) {
       if (prompt.contains(event.line)) continue;
       quoteLost++;
-      // Every part that held the line is hidden; blame the newest one a rule claims, else the newest.
+      // Every part that held the line is hidden; blame the newest one a rule claims, else the newest,
+      // and of its decisions the one on its output (its input may be stripped by another rule).
       const newestFirst = [...event.sourcePartIds].reverse();
       const partId = newestFirst.find((id) => explained.has(id)) ?? newestFirst[0];
-      const rule = explained.get(partId)?.rule ?? UNEXPLAINED;
+      const rule = outputEntry(explained.get(partId))?.rule ?? UNEXPLAINED;
       // Recovery: the agent re-reads the hidden part, once per part and call, at full size.
       let reReadTokens = 0;
       if (!reRead.has(partId)) {
@@ -304,10 +305,19 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** explain() may list a part more than once (several actions over time): its latest entry decides. */
-function latestEntryPerPart(entries: ExplainEntry[]): Map<string, ExplainEntry> {
-  const byPart = new Map<string, ExplainEntry>();
-  for (const entry of entries) byPart.set(entry.partId, entry);
+function entriesPerPart(entries: ExplainEntry[]): Map<string, ExplainEntry[]> {
+  const byPart = new Map<string, ExplainEntry[]>();
+  for (const entry of entries) {
+    const list = byPart.get(entry.partId);
+    if (list) list.push(entry);
+    else byPart.set(entry.partId, [entry]);
+  }
   return byPart;
+}
+
+/** Of a part's decisions, the one on its output (quote sources are output lines), else the latest. */
+function outputEntry(entries: ExplainEntry[] | undefined): ExplainEntry | undefined {
+  return entries?.find((e) => e.slot !== "input") ?? entries?.[entries.length - 1];
 }
 
 /** Accumulates the per-rule breakdown over one session's calls. */
@@ -323,7 +333,7 @@ class RuleLedger {
    * Tokens saved on this call by each explained part: the part's units rendered from the recorded context,
    * minus its units in the pruned prompt (0 when the pruner removed the part).
    */
-  addCall(call: ReplayedCall, tokensPerUnit: number[], explained: Map<string, ExplainEntry>): void {
+  addCall(call: ReplayedCall, tokensPerUnit: number[], explained: Map<string, ExplainEntry[]>): void {
     const prunedTokens = tokensByPart(call.units, tokensPerUnit, explained);
     // Only the recorded messages that hold an explained part need rendering.
     const lastUser = lastUserIndex(call.context, this.host);
@@ -332,11 +342,16 @@ class RuleLedger {
       if (message.parts.some((part) => explained.has(part.id))) renderMessage(message, i > lastUser, this.host, originalUnits);
     });
     const originalTokens = tokensByPart(originalUnits, originalUnits.map((u) => unitTokens(u.text)), explained);
-    for (const [partId, entry] of explained) {
-      if (!this.partsByRule.has(entry.rule)) this.partsByRule.set(entry.rule, new Set());
-      this.partsByRule.get(entry.rule)!.add(partId);
+    for (const [partId, entries] of explained) {
       const saved = (originalTokens.get(partId) ?? 0) - (prunedTokens.get(partId) ?? 0);
-      this.savedByRule.set(entry.rule, (this.savedByRule.get(entry.rule) ?? 0) + saved);
+      // a part whose output and input different rules pruned: the saving is shared by what each decision frees
+      const total = entries.reduce((t, e) => t + Math.max(0, e.tokensSaved), 0);
+      for (const entry of entries) {
+        if (!this.partsByRule.has(entry.rule)) this.partsByRule.set(entry.rule, new Set());
+        this.partsByRule.get(entry.rule)!.add(partId);
+        const share = entries.length === 1 ? saved : total > 0 ? (saved * Math.max(0, entry.tokensSaved)) / total : saved / entries.length;
+        this.savedByRule.set(entry.rule, (this.savedByRule.get(entry.rule) ?? 0) + share);
+      }
     }
   }
 
@@ -357,7 +372,7 @@ class RuleLedger {
     return [...names].sort().map((rule) => ({
       rule,
       partsHit: this.partsByRule.get(rule)?.size ?? 0,
-      tokensSaved: this.savedByRule.get(rule) ?? 0,
+      tokensSaved: Math.round(this.savedByRule.get(rule) ?? 0),
       quoteLosses: this.lossesByRule.get(rule) ?? 0,
       reReads: this.reReadsByRule.get(rule) ?? 0,
       recoveryTokens: this.recoveryByRule.get(rule) ?? 0,

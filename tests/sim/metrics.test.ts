@@ -147,6 +147,35 @@ describe("quote-loss and the per-rule breakdown", () => {
     expect(measureSession(twice, { host: OPENCODE, pruner: hideBoth }).quoteLosses).toMatchObject([{ partId: "old", rule: "drop-old" }]);
   });
 
+  it("a part whose output and input two rules pruned: a lost line is blamed on the output's rule, the saving shared", () => {
+    const COMMAND = "python3 scripts/compute_the_answer.py --universe everything";
+    const both = session([
+      msg("u1", "user", [text("p1", "go")]),
+      msg("a1", "assistant", [tool("t1", "bash", { command: COMMAND }, output)]),
+      msg("a2", "assistant", [text("x2", `${LINE}\n${COMMAND}`)]),
+    ]);
+    const twoRules = (): Pruner => ({
+      transform(messages) {
+        for (const part of messages.flatMap((m) => m.parts))
+          if (part.id === "t1") {
+            part.state!.output = "";
+            part.state!.input = {};
+          }
+      },
+      systemPrompt: () => "",
+      explain: () => [
+        { partId: "t1", messageId: "a1", rule: "clear-output", action: "clear", tokensSaved: 30, slot: "output" },
+        { partId: "t1", messageId: "a1", rule: "strip-input", action: "strip-input", tokensSaved: 10, slot: "input" },
+      ],
+    });
+    const f = measureSession(both, { host: OPENCODE, pruner: twoRules });
+    // quote sources are output lines (the command was the agent's own writing)
+    expect(f.quoteLosses.map((q) => [q.line, q.rule])).toEqual([[LINE, "clear-output"]]);
+    const saved = Object.fromEntries(f.rules.map((r) => [r.rule, r.tokensSaved]));
+    expect(saved["clear-output"]).toBeGreaterThan(0);
+    expect(saved["clear-output"]).toBeCloseTo(3 * saved["strip-input"], -1);
+  });
+
   it("measures each rule's billed-token savings from the prompts, not from the rule's own claim", () => {
     const { rules } = measureSession(recorded, { host: OPENCODE, pruner });
     // t1 is in the context of calls a2 and a3; its call unit is unchanged, its output becomes the placeholder.
