@@ -9,7 +9,7 @@ const [folder, preset] = process.argv.slice(2);
 let total = 0, dup = 0; const byTool = new Map<string, number>();
 for (const s of loadSessions(folder)) {
   const toolOf = new Map<string, string>();
-  for (const m of s.messages) for (const p of m.parts) if (p.type === "tool") toolOf.set(p.id, p.tool);
+  for (const m of s.messages) for (const p of m.parts) if (p.type === "tool") toolOf.set(p.id, p.tool ?? "");
   for (const call of replaySession(s, preset === "none" ? { host: OPENCODE } : { host: OPENCODE, pruner: () => createPruner({ preset } as any) })) {
     const seen = new Set<string>();
     for (let i = call.units.length - 1; i >= 0; i--) {

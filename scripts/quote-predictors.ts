@@ -44,7 +44,7 @@ for (const folder of process.argv.slice(2)) {
       if (p.type === "tool") {
         const subj = subjectOf(p);
         if (subj) (touches.get(subj) ?? touches.set(subj, []).get(subj)!).push(i);
-        if (subj && ["edit", "write", "multiedit", "apply_patch"].includes(p.tool)) (edits.get(subj) ?? edits.set(subj, []).get(subj)!).push(i);
+        if (subj && ["edit", "write", "multiedit", "apply_patch"].includes(p.tool ?? "")) (edits.get(subj) ?? edits.set(subj, []).get(subj)!).push(i);
       }
       if (p.type === "text" && typeof p.text === "string") texts.push({ i, text: p.text });
     }
@@ -63,7 +63,7 @@ for (const folder of process.argv.slice(2)) {
         const t = subj ? touches.get(subj)!.filter((x) => x < b && x > i) : [];
         const base = (subj && subj.startsWith("file:")) ? subj.slice(5).split("/").pop()! : undefined;
         rows.push({
-          tool: p.tool, chars: p.state.output.length, live: laterQuotes > 0, laterQuotes,
+          tool: p.tool ?? "", chars: p.state.output.length, live: laterQuotes > 0, laterQuotes,
           quotedAlready: q.some((x) => x < b),
           touchedLastTurn: subj ? touches.get(subj)!.some((x) => x < b && x > prevUser) : false,
           touchedWithin2: subj ? touches.get(subj)!.some((x) => x < b && x > prevPrevUser) : false,

@@ -137,7 +137,7 @@ describe("htmlReport on one session", () => {
 
   it("escapes session ids, file names and strategy names, in text and attributes", () => {
     const evil = '"><img src=x onerror=alert(1)>';
-    const s = result(`./p${evil}.yaml`, [sessionFigures(`ses${evil}`, [[10, 0, false, 1, 1]], [{ rule: `r${evil}`, partsHit: 1, tokensSaved: 2, quoteLosses: 1 }], [{ ...loss(evil, `r${evil}`), sessionId: `ses${evil}`, messageId: "msg_1" }])]);
+    const s = result(`./p${evil}.yaml`, [sessionFigures(`ses${evil}`, [[10, 0, false, 1, 1]], [{ rule: `r${evil}`, partsHit: 1, tokensSaved: 2, quoteLosses: 1, reReads: 0, recoveryTokens: 0 }], [{ ...loss(evil, `r${evil}`), sessionId: `ses${evil}`, messageId: "msg_1" }])]);
     const n = result("none", [sessionFigures(`ses${evil}`, [[12, 0, false, 1, 0]])]);
     const out = htmlReport([n, s], { title: evil, generatedBy: evil });
     expect(out).not.toContain("<img");

@@ -127,7 +127,7 @@ async function replayAndCheck(preset: string, label: string, messages: Message[]
   for (const i of callIndexes(messages)) {
     const graph = buildGraph(messages.slice(0, i), undefined, { host: OPENCODE });
     rt.update(graph);
-    runPhases(rt, pruner.resolved.commit, 0);
+    runPhases(rt, pruner.resolved.commit, 0, 0);
     if (at.has(i)) {
       for (const rule of rules.rules) {
         const ctx = rt.ctxs[rule.index];

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { sleeping } from "../../src/engine/sleepers.js";
 import { wakeOf, type Clocks } from "../../src/engine/wake.js";
 import type { FactContext } from "../../src/engine/facts.js";
-import { buildGraph } from "../../src/graph/graph.js";
+import { buildGraph, type PartNode } from "../../src/graph/graph.js";
 import type { Message } from "../../src/graph/types.js";
 import { OPENCODE } from "../../src/host/profile.js";
 import { createPruner } from "../../src/index.js";
@@ -30,7 +30,7 @@ describe("wake bounds", () => {
   const h: Message[] = [user("go"), assistant([{ tool: "read", input: { filePath: "a.ts" }, output: bigText("a", 20) }]), user("next"), assistant([1, 2, 3].map((k) => ({ tool: "bash", input: { command: `echo ${k}` } })))];
   const g = buildGraph(h, undefined, { host: OPENCODE });
   const read = g.nodes.find((n) => n.part.tool === "read")!;
-  const ctx = { config: { protectedTools: [], protectedFiles: [] }, params: { turns: 4 }, idleTurns: (n) => n.ageTurns, idleCalls: (n) => n.ageCalls } as FactContext;
+  const ctx = { config: { protectedTools: [], protectedFiles: [] }, params: { turns: 4 }, idleTurns: (n: PartNode) => n.ageTurns, idleCalls: (n: PartNode) => n.ageCalls } as unknown as FactContext;
   const now: Clocks = { turns: g.turns, calls: g.calls, tokens: g.clock!.tokens };
   const wake = (when: unknown) => wakeOf(parseCondition(when))?.(read, ctx, now);
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { allowedValues, conjuncts, fold, type LeafNode, leaves, parseCondition, parseOperator } from "../../src/lang/condition.js";
 import { ruleAst } from "../../src/rules/ast.js";
 
-const leaf = (fact: unknown, operator: unknown, value: unknown, path?: string) => ({ fact, operator, value, ...(path === undefined ? {} : { path }) });
+const leaf = (fact: unknown, operator: unknown, value: unknown, path?: string) => ({ fact, operator, value, ...(path === undefined ? {} : { path }) }) as never;
 
 describe("parseCondition", () => {
   it("parses all / any / not and leaves, each node with its pointer in the rule", () => {

@@ -444,7 +444,7 @@ describe("a fault in the middle of the graph walk (fail-open.test.ts nightly, se
         return () => void (armed = false);
       },
     };
-    const violations = replayAndCheck(messages, { ...(schedule as never), restartAt: undefined }, { label: "fault compact parts@1", pruner, stateDir: dir, inject, sink }, newStats());
+    const violations = replayAndCheck(messages, { ...(schedule as object), restartAt: undefined } as never, { label: "fault compact parts@1", pruner, stateDir: dir, inject, sink }, newStats());
     expect(violations, violations.join("\n")).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import { OPENCODE } from "../../src/host/profile.js";
 
 describe.skipIf(!existsSync(CORPUS))("corpus replay: none and native", () => {
   const sessions = loadSessions(CORPUS);
-  const none = measureSessions(sessions, { host: OPENCODE, host: OPENCODE }).total;
+  const none = measureSessions(sessions, { host: OPENCODE }).total;
 
   it("replays 54 sessions, 1,502 calls", () => {
     expect(sessions).toHaveLength(54);

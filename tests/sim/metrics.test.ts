@@ -27,7 +27,7 @@ const turns = session([
 ]);
 
 describe("prefix, breaks and cache cost (no pruning)", () => {
-  const figures = measureSession(turns, { host: OPENCODE, host: OPENCODE });
+  const figures = measureSession(turns, { host: OPENCODE });
 
   it("measures each call: tokens, reusable prefix, and whether the previous prompt is a prefix", () => {
     expect(figures.perCall.map(({ messageId, tokens, reusable, prefixBreak }) => ({ messageId, tokens, reusable, prefixBreak }))).toEqual([
@@ -104,7 +104,7 @@ describe("quote-loss and the per-rule breakdown", () => {
         for (const part of messages.flatMap((m) => m.parts)) {
           if (part.id === "t1") {
             part.state!.time = { ...part.state!.time, compacted: 1 };
-            explained.push({ partId: "t1", messageId: "a1", rule: "clear-old", action: "clear", tokensSaved: 99 });
+            explained.push({ partId: "t1", messageId: "a1", rule: "clear-old", action: "clear", tokensSaved: 99, slot: "output" });
           }
           if (part.id === "t2") part.state!.output = "";
         }
@@ -115,7 +115,7 @@ describe("quote-loss and the per-rule breakdown", () => {
   };
 
   it("counts quote events per call and loses those whose line the prompt no longer shows", () => {
-    const none = measureSession(recorded, { host: OPENCODE, host: OPENCODE });
+    const none = measureSession(recorded, { host: OPENCODE });
     expect(none.perCall.map((c) => [c.quoteEvents, c.quoteLost])).toEqual([[0, 0], [2, 0], [0, 0]]);
     const pruned = measureSession(recorded, { host: OPENCODE, pruner });
     expect(pruned.perCall.map((c) => [c.quoteEvents, c.quoteLost])).toEqual([[0, 0], [2, 2], [0, 0]]);
@@ -142,7 +142,7 @@ describe("quote-loss and the per-rule breakdown", () => {
         for (const part of messages.flatMap((m) => m.parts)) if (part.state) part.state.output = "";
       },
       systemPrompt: () => "",
-      explain: () => [{ partId: "old", messageId: "a1", rule: "drop-old", action: "clear", tokensSaved: 1 }],
+      explain: () => [{ partId: "old", messageId: "a1", rule: "drop-old", action: "clear", tokensSaved: 1, slot: "output" }],
     });
     expect(measureSession(twice, { host: OPENCODE, pruner: hideBoth }).quoteLosses).toMatchObject([{ partId: "old", rule: "drop-old" }]);
   });
@@ -216,7 +216,7 @@ describe("recovery: each lost quote's part is re-read", () => {
       for (const part of messages.flatMap((m) => m.parts)) if (ids.includes(part.id)) part.state!.time = { ...part.state!.time, compacted: 1 };
     },
     systemPrompt: () => "",
-    explain: () => ids.map((partId) => ({ partId, messageId: "a1", rule, action: "clear", tokensSaved: 0 })),
+    explain: () => ids.map((partId) => ({ partId, messageId: "a1", rule, action: "clear", tokensSaved: 0, slot: "output" as const })),
   });
 
   it("charges each hidden part's full output once per call, however many of its lines were lost there", () => {
@@ -236,14 +236,14 @@ describe("recovery: each lost quote's part is re-read", () => {
     expect(f.recoveryTokens).toBe(2 * unitTokens(outA));
     expect(f.anthropicCostWithRecovery).toBeCloseTo(f.anthropicCost + 1.25 * f.recoveryTokens);
     expect(f.openaiCostWithRecovery).toBeCloseTo(f.openaiCost + 1.0 * f.recoveryTokens);
-    const none = measureSession(recorded, { host: OPENCODE, host: OPENCODE });
+    const none = measureSession(recorded, { host: OPENCODE });
     expect(none).toMatchObject({ reReads: 0, recoveryTokens: 0, anthropicCostWithRecovery: none.anthropicCost, openaiCostWithRecovery: none.openaiCost });
   });
 
   it("counts the sessions whose cost with recovery is more than 2% above no pruning", () => {
     const none = measureSessions([recorded, recorded], { host: OPENCODE }).sessions;
     // the first replay hides nothing (0%); the second hides ta, whose re-reads cost more than it saves
-    const pruned = [measureSession(recorded, { host: OPENCODE, host: OPENCODE }), measureSession(recorded, { host: OPENCODE, pruner: hide(["ta"]) })];
+    const pruned = [measureSession(recorded, { host: OPENCODE }), measureSession(recorded, { host: OPENCODE, pruner: hide(["ta"]) })];
     expect(relativeTo(pruned[1], none[1]).anthropicCostWithRecoveryPct).toBeGreaterThan(2);
     expect(sessionsOverLimit(pruned, none)).toEqual({ limitPct: 2, sessions: ["ses_sim"], anthropic: 1, openai: 1 });
     expect(sessionsOverLimit(pruned, none, 1000)).toMatchObject({ sessions: [], anthropic: 0, openai: 0 });
@@ -259,7 +259,7 @@ describe("transform time", () => {
   });
 
   it("times every call of a pruned replay and none without a pruner", () => {
-    expect(measureSession(turns, { host: OPENCODE, host: OPENCODE }).transform.calls).toBe(0);
+    expect(measureSession(turns, { host: OPENCODE }).transform.calls).toBe(0);
     expect(measureSession(turns, { host: OPENCODE, pruner: () => ({ transform() {}, systemPrompt: () => "", explain: () => [] }) }).transform.calls).toBe(3);
   });
 });

@@ -24,6 +24,7 @@ function entries(parts: Part[], messageOf: Map<string, string>, rule: string): E
     action: "clear",
     tokensSaved: Math.ceil(String(p.state?.output ?? "").length / 4),
     tool: p.tool,
+    slot: "output" as const,
   }));
 }
 
@@ -90,7 +91,7 @@ export function batchMask(keep = 10, minTokens = 20_000): Pruner {
       messageOf = new Map(messages.flatMap((m) => m.parts.map((p) => [p.id, m.info.id] as const)));
     },
     systemPrompt: () => "",
-    explain: () => [...cleared].map((partId) => ({ partId, messageId: messageOf.get(partId) ?? "", rule: "batch10", action: "clear", tokensSaved: 0 })),
+    explain: () => [...cleared].map((partId) => ({ partId, messageId: messageOf.get(partId) ?? "", rule: "batch10", action: "clear", tokensSaved: 0, slot: "output" as const })),
   };
 }
 
@@ -126,7 +127,7 @@ export function native(stateFile?: string): Pruner {
     },
     systemPrompt: () => "",
     explain: () =>
-      state.cleared.map((partId) => ({ partId, messageId: messageOf.get(partId) ?? "", rule: "native", action: "clear", tokensSaved: 0 })),
+      state.cleared.map((partId) => ({ partId, messageId: messageOf.get(partId) ?? "", rule: "native", action: "clear", tokensSaved: 0, slot: "output" as const })),
   };
 }
 

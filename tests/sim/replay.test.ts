@@ -22,7 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("replaySession", () => {
   it("makes one call per assistant message, its context being the messages before it", () => {
-    const calls = [...replaySession(recorded, { host: OPENCODE, host: OPENCODE })];
+    const calls = [...replaySession(recorded, { host: OPENCODE })];
     expect(calls.map((c) => c.index)).toEqual([1, 2, 4]);
     expect(calls.map((c) => c.context.map((m) => m.info.id))).toEqual([["u1"], ["u1", "a1"], ["u1", "a1", "a2", "u2"]]);
     expect(calls.every((c) => c.transformMs === 0 && c.explain.length === 0)).toBe(true);
@@ -59,7 +59,7 @@ describe("replaySession", () => {
     const noting: Pruner = {
       transform() {},
       systemPrompt: (sid) => `notes for ${sid}`,
-      explain: () => [{ partId: "t1", messageId: "a1", rule: "r", action: "clear", tokensSaved: 1 }],
+      explain: () => [{ partId: "t1", messageId: "a1", rule: "r", action: "clear", tokensSaved: 1, slot: "output" }],
     };
     const [first] = replaySession(recorded, { host: OPENCODE, pruner: () => noting });
     expect(first.units[0]).toEqual({ partId: "(system)", text: "notes for ses_sim" });
