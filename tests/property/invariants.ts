@@ -412,9 +412,10 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
         if (bytes(untagged) > bytes(rj)) {
           const rules = [slots?.output?.rule, slots?.input?.rule].filter((x): x is string => x !== undefined);
           const open = r.type === "tool" && isObject(r.state) && r.state.status !== "completed" && r.state.status !== "error";
-          // a small older view replaced beside its pruned newer view (never stale over fresh): a note, not content
+          // a small older view replaced beside its pruned newer view (never stale over fresh): a note, not
+          // content; it stays (sticky) if the newer view is restored later
           const by = slots?.output?.by;
-          const besideNewer = by !== undefined && state.decisions[by]?.output !== undefined && bytes(untagged) - bytes(rj) <= MAX_NOTE_GROWTH;
+          const besideNewer = by !== undefined && bytes(untagged) - bytes(rj) <= MAX_NOTE_GROWTH;
           if (!besideNewer && !rules.some((x) => growth.has(x)) && !(open && SKIP.has("pending-output"))) fail(`grow ${id}`, `${where}: ${pname}: ${bytes(rj)} → ${bytes(untagged)} bytes (decisions: ${rules.join(", ") || "none"}): ${clip(untagged)}`);
         }
       }
