@@ -82,6 +82,7 @@ const PLAN_WRITE = 1; // write rInput as the input (if set), rValue as the outpu
 const PLAN_DROP = 2; // one output decision whose patch only drops the part
 const PLAN_NONE = 3; // nothing to write
 const PLAN_DECIDED = 4; // PLAN_WRITE for an output decision: the attachments are emptied too
+const PLAN_ERROR = 5; // a failed call (not compacted): rValue as its error (if set), rInput as the input (if set); no tag
 
 /** Only replaces the output (a string), or only the input: the common patches. */
 const outputOnly = (p: Patch) => typeof p.output === "string" && p.input === undefined && p.text === undefined && p.asText === undefined && p.drop !== true;
@@ -91,11 +92,17 @@ const dropOnly = (p: Patch) => p.drop === true && p.output === undefined && p.in
 function planOf(node: PartNode, v: View, slots: DecisionSlots | undefined): number {
   v.value = undefined;
   v.input = undefined;
-  if (node.part.type !== "tool" || node.sig !== "completed") return PLAN_OTHER;
+  if (node.part.type !== "tool" || (node.sig !== "completed" && node.sig !== "error")) return PLAN_OTHER;
   const out = slots?.output?.patch;
   const inp = slots?.input?.patch;
   if (out !== undefined && inp === undefined && dropOnly(out)) return PLAN_DROP;
   if ((out !== undefined && !outputOnly(out)) || (inp !== undefined && !inputOnly(inp))) return PLAN_OTHER;
+  if (node.sig === "error") {
+    // an output decision replaces the error text (applyPatch); tags follow completed outputs only
+    v.value = out?.output;
+    v.input = inp?.input;
+    return v.value === undefined && v.input === undefined ? PLAN_NONE : PLAN_ERROR;
+  }
   const base = out !== undefined ? out.output : node.part.state?.output;
   if (typeof base !== "string") return PLAN_OTHER;
   v.input = inp?.input;
@@ -161,7 +168,7 @@ function renderNode(node: PartNode, v: View, slots: DecisionSlots | undefined, p
     let kind = v.kind;
     if (kind === PLAN_UNSET) v.kind = kind = planOf(node, v, slots);
     if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
-    if (kind === PLAN_WRITE || kind === PLAN_DECIDED) {
+    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) {
       const st = part.state!;
       const log = to.log;
       const input = v.input;
@@ -171,7 +178,11 @@ function renderNode(node: PartNode, v: View, slots: DecisionSlots | undefined, p
         st.input = input as typeof st.input;
       }
       const output = v.value;
-      if (output !== undefined) {
+      if (output !== undefined && kind === PLAN_ERROR) {
+        const old = st.error;
+        log.add(st, "error", old, log.owns(st, "error", old));
+        st.error = output;
+      } else if (output !== undefined) {
         const old = st.output;
         log.add(st, "output", old, log.owns(st, "output", old));
         st.output = output;
