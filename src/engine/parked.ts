@@ -24,6 +24,8 @@ export interface SupersedeMark {
   parked?: boolean;
   /** Creation order: the order of pendingMarks, which the marks loop keeps. */
   seq: number;
+  /** phases.ts forcedView: the patch of the marked part as a forced older view (null: none), once made. */
+  forced?: { patch: Patch; tokens: number } | null;
 }
 
 /** What decided a part: a compiled rule, or the model's own request. */

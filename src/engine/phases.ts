@@ -477,9 +477,13 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const mark = rt.marks.get(o.part.id);
     if (!mark || mark.node !== o || backedOff.has(mark.rule.id) || untouchable(o, mark.rule)) return undefined;
     if (rt.protectedBy.has(o.index) && mark.rule.options.overrideProtection !== true) return undefined;
-    const patch = mark.rule.action.apply(o, mark.rule.options as Record<string, any>, { by: mark.byNode });
-    if (!patch || patch.output === undefined || patchChars(patch) - slotChars(o, patch) > FORCED_GROWTH_CHARS) return undefined;
-    const c = evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true });
+    // the patch depends only on the part, the rule and the newer view (as candidateFor's): once per mark
+    let c = mark.forced;
+    if (c === undefined) {
+      const patch = mark.rule.action.apply(o, mark.rule.options as Record<string, any>, { by: mark.byNode });
+      const fits = !!patch && patch.output !== undefined && patchChars(patch) - slotChars(o, patch) <= FORCED_GROWTH_CHARS;
+      c = mark.forced = fits ? evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true }) : null;
+    }
     // no mark: a forced want is never parked, it goes only beside the newer view
     return c ? { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true } : undefined;
   }
