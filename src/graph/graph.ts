@@ -141,9 +141,8 @@ interface Clock {
  * and including this part (a status change makes the part new, so these prefix sums hold).
  */
 class Node implements PartNode {
-  // The walk compares the copies of the first fields kept in the graph's WalkKeys, not these.
-  /** The part id this node was built for. */
-  readonly pid: string;
+  // The walk compares the copies of the first fields kept in the graph's WalkKeys, not these
+  // (the part id this node was built for is there only: keys.ids).
   sig: string;
   msgIndex: number;
   partIndex: number;
@@ -164,8 +163,7 @@ class Node implements PartNode {
   tokensThrough: number;
   /** Characters (tool output as sent + text) of this part and every part before it. */
   charsThrough: number;
-  constructor(index: number, msgIndex: number, partIndex: number, part: Part, message: Message, turn: number, callIndex: number, outputChars: number, sig: string, pid: string, isTool: boolean, tokensThrough: number, clock: Clock, charsThrough: number, textLen: number) {
-    this.pid = pid;
+  constructor(index: number, msgIndex: number, partIndex: number, part: Part, message: Message, turn: number, callIndex: number, outputChars: number, sig: string, isTool: boolean, tokensThrough: number, clock: Clock, charsThrough: number, textLen: number) {
     this.sig = sig;
     this.msgIndex = msgIndex;
     this.partIndex = partIndex;
@@ -295,7 +293,7 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
         if (completed) tokens += tokensOf(outputChars);
         chars += outputChars + (textLen > 0 ? textLen : 0);
         const i = nodes.length;
-        nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, id, isTool, tokens, clock, chars, textLen));
+        nodes.push(new Node(i, mi, pi, part, m, turn, calls, outputChars, sig, isTool, tokens, clock, chars, textLen));
         kIds.push(id);
         kSigs.push(sig);
         kMsgs.push(mi);
@@ -318,17 +316,17 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
         tokens = last.tokensThrough;
       }
     }
-    // ids as the walk read them (pid): reading the host's parts again could fail after the walk
+    // ids as the walk read them (keys.ids): reading the host's parts again could fail after the walk
+    const ids = keys.ids;
     if (prev && reused === prevCount) byId = prev.byId;
     else {
       byId = new Map();
-      for (let i = 0; i < reused; i++) if (!byId.has((nodes[i] as Node).pid)) byId.set((nodes[i] as Node).pid, nodes[i]);
+      for (let i = 0; i < reused; i++) if (!byId.has(ids[i])) byId.set(ids[i], nodes[i]);
     }
     for (let i = reused; i < nodes.length; i++) {
       // duplicates: the first wins; an entry left by an aborted call (node not in this graph) is replaced
-      const pid = (nodes[i] as Node).pid;
-      const known = byId.get(pid);
-      if (!known || nodes[known.index] !== known) byId.set(pid, nodes[i]);
+      const known = byId.get(ids[i]);
+      if (!known || nodes[known.index] !== known) byId.set(ids[i], nodes[i]);
     }
   } catch (e) {
     if (appending) {
