@@ -14,7 +14,17 @@ import { createPruner } from "../../src/index.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
-import { firstDifference, switchRuns } from "./switch-runs.js";
+import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS } from "./switch-runs.js";
+
+/** Runs `f` with parking on or off, and switches it back on. */
+function withParking(on: boolean, f: () => void): void {
+  parking.on = on;
+  try {
+    f();
+  } finally {
+    parking.on = true;
+  }
+}
 
 const dir = mkdtempSync(join(tmpdir(), "acp-parked-"));
 /** Every pending prune goes at once (minTokens 0), so a blocked want is blocked on every call. */
@@ -53,12 +63,7 @@ function replay(p: AcpPruner, h: Message[], on: boolean, between?: (k: number, p
     if (i < h.length && h[i].info.role !== "assistant") continue;
     between?.(k++, p);
     const ctx = structuredClone(h.slice(0, i));
-    parking.on = on;
-    try {
-      p.transform(ctx, { now: NOW + k * 60_000 });
-    } finally {
-      parking.on = true;
-    }
+    withParking(on, () => p.transform(ctx, { now: NOW + k * 60_000 }));
     out.push({ parked: p.lastCall(SID)?.parked ?? 0, prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(SID)) });
   }
   return out;
@@ -133,55 +138,27 @@ describe("parked wants", () => {
     expect(steps.slice(8).map((s) => s.parked)).toEqual(steps.slice(8).map(() => 0));
   });
 
-  it("on the generated session most blocked wants are parked, and every call agrees with parking off", async () => {
-    const { appendStep, generateSession } = await import("./session-gen.js");
-    let h = generateSession({ seed: 5, turns: 60, stepsPerTurn: 1, toolsPerStep: 10 });
-    const histories = [h];
-    for (let k = 0; k < 12; k++) histories.push((h = appendStep(h, 2000 + k, 5, k % 3 === 2)));
-    const sid = h[0].info.sessionID;
-    const run = (on: boolean) => {
-      const p = createPruner({ preset: "balanced" });
-      return histories.map((m, k) => {
-        const ctx = structuredClone(m);
-        parking.on = on;
-        try {
-          p.transform(ctx, { now: NOW + k * 60_000 });
-        } finally {
-          parking.on = true;
-        }
-        return { parked: p.lastCall(sid)?.parked ?? 0, prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(sid)) };
-      });
-    };
-    const parked = run(true);
-    const plain = run(false);
+  it("on the generated session most blocked wants are parked, and every call agrees with parking off", () => {
+    const { on: parked, off: plain } = generatedSwitchRuns(12, { now: NOW, withSwitch: withParking, count: (p, sid) => p.lastCall(sid)?.parked ?? 0 });
     expect(firstDifference(parked, plain)).toBe("");
-    expect(Math.min(...parked.slice(1).map((s) => s.parked))).toBeGreaterThan(0);
+    expect(Math.min(...parked.slice(1).map((s) => s.count))).toBeGreaterThan(0);
   });
 });
 
 describe("parked wants on random rule sets and sessions", () => {
-  const BUILTINS = createPruner({ preset: "verbose" }).resolved.all.map((e) => ({ id: e.spec.id, params: e.spec.params ?? {} }));
-  const RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_RUNS ?? 150) / 5));
   const seen = { parked: 0, calls: 0 };
 
   // Parking is rare on random runs since an older view too small for its note is replaced beside
   // the newer one (commit, forcedView): these fixed samples always include runs that park.
-  const arbs = [ruleSetArb(BUILTINS), sessionSpecArb(flagsFromEnv()), scheduleArb] as const;
+  const arbs = [ruleSetArb(builtinParams()), sessionSpecArb(flagsFromEnv()), scheduleArb] as const;
   const examples = fc.sample(fc.tuple(...arbs), { seed: PARKING_SEED, numRuns: PARKING_RUNS });
-  test.prop([...arbs], { ...fcParams(RUNS), examples })(
+  test.prop([...arbs], { ...fcParams(SWITCH_RUNS), examples })(
     "every call (with compaction, reverts, restores and prune requests between calls) renders and saves what it does with parking off",
     (rs, spec, schedule) => {
       const { on: parked, off: plain } = switchRuns(rs, spec, schedule, {
         dir,
         now: NOW,
-        withSwitch: (on, f) => {
-          parking.on = on;
-          try {
-            f();
-          } finally {
-            parking.on = true;
-          }
-        },
+        withSwitch: withParking,
         count: (p, sid) => p.lastCall(sid)?.parked ?? 0,
       });
       seen.calls += parked.length;

@@ -20,7 +20,7 @@ import { assistant, bigText, SID, user } from "../helpers/session.js";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
-import { firstDifference, switchRuns } from "./switch-runs.js";
+import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS } from "./switch-runs.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 const dir = mkdtempSync(join(tmpdir(), "acp-sleepers-"));
@@ -145,34 +145,18 @@ describe("waiting candidates", () => {
     expect([rule(last, "prt_ls1"), rule(last, "prt_ls2")]).toEqual(["clear-both", "clear-both"]);
   });
 
-  it("on the generated session most candidates wait, and every call agrees with the index off", async () => {
-    const { appendStep, generateSession } = await import("./session-gen.js");
-    let h = generateSession({ seed: 5, turns: 60, stepsPerTurn: 1, toolsPerStep: 10 });
-    const histories = [h];
-    for (let k = 0; k < 16; k++) histories.push((h = appendStep(h, 2000 + k, 5, k % 3 === 2)));
-    const sid = h[0].info.sessionID;
-    const run = (on: boolean) => {
-      const p = createPruner({ preset: "balanced" });
-      return histories.map((m, k) => {
-        const ctx = structuredClone(m);
-        withSleeping(on, () => p.transform(ctx, { now: NOW + k * 60_000 }));
-        return { waiting: p.lastCall(sid)?.waiting ?? 0, prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(sid)) };
-      });
-    };
-    const waiting = run(true);
-    const plain = run(false);
-    expect(plain.every((s) => s.waiting === 0)).toBe(true);
+  it("on the generated session most candidates wait, and every call agrees with the index off", () => {
+    const { on: waiting, off: plain } = generatedSwitchRuns(16, { now: NOW, withSwitch: withSleeping, count: (p, sid) => p.lastCall(sid)?.waiting ?? 0 });
+    expect(plain.every((s) => s.count === 0)).toBe(true);
     expect(firstDifference(waiting, plain)).toBe("");
-    expect(Math.min(...waiting.map((s) => s.waiting))).toBeGreaterThan(50);
+    expect(Math.min(...waiting.map((s) => s.count))).toBeGreaterThan(50);
   });
 });
 
 describe("waiting candidates on random rule sets and sessions", () => {
-  const BUILTINS = createPruner({ preset: "verbose" }).resolved.all.map((e) => ({ id: e.spec.id, params: e.spec.params ?? {} }));
-  const RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_RUNS ?? 150) / 5));
   const seen = { waiting: 0 };
 
-  test.prop([ruleSetArb(BUILTINS), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(RUNS))(
+  test.prop([ruleSetArb(builtinParams()), sessionSpecArb(flagsFromEnv()), scheduleArb], fcParams(SWITCH_RUNS))(
     "every call (with compaction, reverts, restores and prune requests between calls) renders and saves what it does with the index off",
     (rs, spec, schedule) => {
       const { on: waiting, off: plain } = switchRuns(rs, spec, schedule, { dir, now: NOW, withSwitch: withSleeping, count: (p, sid) => p.lastCall(sid)?.waiting ?? 0 });

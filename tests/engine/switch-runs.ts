@@ -6,6 +6,7 @@ import { createPruner } from "../../src/index.js";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { buildCalls, buildSession, callMessages, ruleFileText, type RuleSetSpec, type ScheduleSpec, type SessionSpec } from "../property/arbitraries.js";
+import { appendStep, generateSession } from "./session-gen.js";
 
 /** One call: how often the shortcut was used, what the provider got, and the saved state. */
 export interface SwitchStep {
@@ -68,6 +69,30 @@ export function switchRuns(rs: RuleSetSpec, spec: SessionSpec, schedule: Schedul
       const ctx = structuredClone(slice);
       o.withSwitch(on, () => p.transform(ctx, { now: o.now + k * 60_000 }));
       return { count: (sid && o.count(p, sid)) || 0, prompt: JSON.stringify(ctx), state: sid ? JSON.stringify(p.state(sid)) : "" };
+    });
+  };
+  return { on: run(true), off: run(false) };
+}
+
+/** The built-in rules with their params, for ruleSetArb; and how many random runs a comparison makes. */
+export const builtinParams = () => createPruner({ preset: "verbose" }).resolved.all.map((e) => ({ id: e.spec.id, params: e.spec.params ?? {} }));
+export const SWITCH_RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_RUNS ?? 150) / 5));
+
+/**
+ * The generated long session (seed 5, 60 turns of 10 tools) and `appends` more calls of 5 tools
+ * (every third a new turn), replayed under balanced with the shortcut on, then off.
+ */
+export function generatedSwitchRuns(appends: number, o: Omit<SwitchRuns, "dir">): { on: SwitchStep[]; off: SwitchStep[] } {
+  let h = generateSession({ seed: 5, turns: 60, stepsPerTurn: 1, toolsPerStep: 10 });
+  const histories = [h];
+  for (let k = 0; k < appends; k++) histories.push((h = appendStep(h, 2000 + k, 5, k % 3 === 2)));
+  const sid = h[0].info.sessionID;
+  const run = (on: boolean): SwitchStep[] => {
+    const p = createPruner({ preset: "balanced" });
+    return histories.map((m, k) => {
+      const ctx = structuredClone(m);
+      o.withSwitch(on, () => p.transform(ctx, { now: o.now + k * 60_000 }));
+      return { count: o.count(p, sid), prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(sid)) };
     });
   };
   return { on: run(true), off: run(false) };
