@@ -304,7 +304,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
-/** explain() may list a part more than once (several actions over time): its latest entry decides. */
+/** explain() lists a part once per decided slot (its output, its input): its entries together. */
 function entriesPerPart(entries: ExplainEntry[]): Map<string, ExplainEntry[]> {
   const byPart = new Map<string, ExplainEntry[]>();
   for (const entry of entries) {
