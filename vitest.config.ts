@@ -5,5 +5,6 @@ export default defineConfig({
     include: ["tests/**/*.test.ts"],
     testTimeout: 30_000,
     pool: "forks",
+    setupFiles: ["tests/fuzz-seed.ts"],
   },
 });
