@@ -101,6 +101,7 @@ export function assignIds(rt: SessionRuntime, from: number, eligible: (n: PartNo
     const id = idFor(n.part.id, ids, kind);
     ids[id] = n.part.id;
     rt.state.ids = ids;
+    if (kind === "t" && typeof n.part.callID === "string") (rt.state.idCalls ??= {})[id] = n.part.callID;
     noteId(rt.state, id);
     rt.idByPart.set(n.part.id, id);
     rt.view.of(n).tag = rt.idTags.make(id);

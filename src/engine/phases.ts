@@ -351,6 +351,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       if (w.blocked) continue;
       const d: Decision = { rule: w.rule.id, action: w.rule.action.name, patch: w.patch, tokens: w.tokens, call: state.calls, partType: w.node.part.type };
       if (w.by) d.by = w.by;
+      if (typeof w.node.part.callID === "string") d.callID = w.node.part.callID;
       const id = w.node.part.id;
       let slots = slotsOf[w.node.index];
       if (!slots) {

@@ -271,6 +271,9 @@ export class SessionRuntime {
     // id of a part cut off since (a history may repeat ids) does not show it. Not the part's size:
     // an output the host compacts later keeps its tag (the cached prefix stays the same).
     if (id !== undefined && ID_TYPES[id[0]] !== p.type) id = undefined;
+    // ...nor does a tool call other than the one it was given to (the call ids differ)
+    const call = id === undefined ? undefined : this.state.idCalls?.[id];
+    if (call !== undefined && typeof p.callID === "string" && call !== p.callID) id = undefined;
     const tag = id === undefined ? undefined : this.idTags.make(id);
     if (tag) this.tagged.push(n.index);
     const echo = p.type === "text" && n.message.info?.role === "assistant" && typeof p.text === "string" && p.text.includes(this.idTags.marker);

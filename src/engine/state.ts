@@ -17,6 +17,8 @@ export interface Decision {
   by?: string;
   /** The decided part's type: a repeated pass finds parts by id, and a history may repeat ids. */
   partType?: string;
+  /** The decided tool call's id, for the same reason: two tool calls may share a part id. */
+  callID?: string;
 }
 
 export type DecisionSlots = Partial<Record<Exclude<Slot, "protect">, Decision>>;
@@ -41,6 +43,12 @@ export interface SessionState {
   pinned?: Record<string, true>;
   /** Short ids the model cites → part ids (derived from the part ids, see ids.ts). */
   ids?: Record<string, string>;
+  /**
+   * Short ids of tool outputs → the call id of the tool call they were given to: a history may
+   * repeat part ids (OpenCode's do not), and a later call with the id of one cut off since must not
+   * show its tag. Recorded with the id; ids given before it was (older state files) have none.
+   */
+  idCalls?: Record<string, string>;
   /** The message after which the tool's instructions are inserted (deferred until the prompt is large). */
   introAt?: string;
   /** Prune requests from the model, applied in the manual phase. */
@@ -63,16 +71,18 @@ export interface RegretEvent {
 }
 
 /**
- * The decisions recorded under a part's id, if they were made for a part of its type. A history
- * may repeat part ids (OpenCode's do not): a record made for a part of another type belongs to
- * that part (one a compaction cut off, say) and must not land on this one. Records without a
- * type (older state files) count as this part's.
+ * The decisions recorded under a part's id, if they were made for this part: of its type and, for
+ * a tool call, of its call id. A history may repeat part ids (OpenCode's do not): a record made for
+ * another part (one a compaction cut off, say) belongs to that part and must not land on this one.
+ * What a record does not hold (older state files) counts as this part's.
  */
-export function decisionsOf(decisions: Record<string, DecisionSlots>, part: { id: string; type: string }): DecisionSlots | undefined {
+export function decisionsOf(decisions: Record<string, DecisionSlots>, part: { id: string; type: string; callID?: string }): DecisionSlots | undefined {
   const slots = decisions[part.id];
   if (slots === undefined) return undefined;
-  const type = slots.output?.partType ?? slots.input?.partType;
-  return type === undefined || type === part.type ? slots : undefined;
+  const record = slots.output ?? slots.input;
+  if (record?.partType !== undefined && record.partType !== part.type) return undefined;
+  if (record?.callID !== undefined && typeof part.callID === "string" && record.callID !== part.callID) return undefined;
+  return slots;
 }
 
 export const newState = (sessionID: string): SessionState => ({ version: STATE_VERSION, sessionID, calls: 0, decisions: {} });

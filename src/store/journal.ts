@@ -19,6 +19,7 @@ export interface JournalLine {
   manual?: Record<string, ManualEntry | null>;
   pinned?: Record<string, true | null>;
   ids?: Record<string, string>;
+  idCalls?: Record<string, string>;
   regret?: Record<string, RegretEvent>;
 }
 
@@ -81,6 +82,7 @@ export function applyLine(state: SessionState, line: JournalLine): void {
     }
   }
   if (line.ids) Object.assign((state.ids ??= {}), line.ids);
+  if (line.idCalls) Object.assign((state.idCalls ??= {}), line.idCalls);
   if (line.regret) Object.assign((state.regret ??= {}), line.regret);
 }
 
@@ -103,6 +105,7 @@ export function journalLine(state: SessionState, changes: Required<Changes>): st
   if (changes.newIds.length > 0) {
     line.ids = {};
     for (const id of changes.newIds) line.ids[id] = state.ids![id];
+    for (const id of changes.newIds) if (state.idCalls?.[id] !== undefined) (line.idCalls ??= {})[id] = state.idCalls[id];
   }
   if (changes.newRegret.length > 0) {
     line.regret = {};

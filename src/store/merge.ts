@@ -69,6 +69,7 @@ export function mergeState(ours: SessionState, disk: SessionState, base: Session
   for (const [k, v] of Object.entries(disk.ids ?? {}))
     if ((ours.ids ??= {})[k] === undefined) {
       ours.ids[k] = v;
+      if (disk.idCalls?.[k] !== undefined) (ours.idCalls ??= {})[k] = disk.idCalls[k];
       changed = true;
     }
   // regret events only accumulate: the union (the back-off reads them on every call, no cache to rebuild)

@@ -185,25 +185,33 @@ describe("duplicate part ids and quoted id tags (presets.test.ts nightly, seed -
   });
 });
 
-describe("duplicate part ids across a compaction cut, two tool calls (OPEN; presets.test.ts nightly, seed -150708195)", () => {
-  // Open (KNOWN_OPEN "dup-part-ids"). A tool call is superseded; a cut removes it, and a later
-  // tool call of another tool has the same part id. Decisions are keyed by part id and record
-  // only the part's type, so the later call takes the first one's decision. OpenCode's part ids
-  // are unique; closing this needs a decision to record its part's identity (the call id).
+describe("duplicate part ids across a compaction cut, two tool calls (presets.test.ts nightly, seed -150708195)", () => {
+  // A tool call is superseded and tagged; a cut removes it, and a later call of another tool has
+  // the same part id. Decisions and ids were keyed by part id and recorded only the part's type,
+  // so the later call took the first one's decision and its tag. Both now record the tool call's
+  // id (Decision.callID, SessionState.idCalls): a record made for another call stays with it.
   const tool = (msg: string, id: string, name: string, input: Record<string, unknown>, output: string): Message => ({
     info: { id: msg, sessionID: sid, role: "assistant" },
     parts: [{ id, sessionID: sid, messageID: msg, type: "tool", tool: name, callID: `call_${msg}`, state: { status: "completed", input, output, title: "", metadata: {}, time: { start: 1, end: 2 } } }],
   });
   const user = (msg: string, text: string): Message => ({ info: { id: msg, sessionID: sid, role: "user" }, parts: [{ id: `prt_${msg}`, sessionID: sid, messageID: msg, type: "text", text }] });
 
-  it.fails("the later call is not decided by the cut-off call's decision", () => {
-    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } } });
+  it("the later call takes neither the cut-off call's decision nor its tag, in the live and in a restarted process", () => {
+    const dir = tmp("acp-reg-dup-calls-");
+    const options = { preset: "compact", stateDir: dir, config: { commit: { minTokens: 0 }, idsFromTokens: 0 } };
+    const p = createPruner(options);
     const before = [user("msg_1", "go"), tool("msg_2", "prt_same", "bash", { command: "ls -la" }, "x".repeat(600)), tool("msg_3", "prt_b", "bash", { command: "ls -la" }, "y".repeat(600)), user("msg_4", "next")];
-    p.transform(structuredClone(before));
+    const first = structuredClone(before);
+    p.transform(first);
     expect(Object.keys(p.state(sid).decisions)).toContain("prt_same");
-    const cut = [user("msg_5", "summary"), tool("msg_6", "prt_same", "grep", { pattern: "z" }, "ok"), user("msg_7", "go on")];
+    expect(first[1].parts[0].state?.output).toMatch(/\[acp:t\w+\]$/); // the first call has an id
+    const after = [user("msg_5", "summary"), tool("msg_6", "prt_same", "grep", { pattern: "z" }, "ok"), user("msg_7", "go on")];
+    const cut = structuredClone(after);
     p.transform(cut);
     expect(cut[1].parts[0].state?.output).toBe("ok");
+    const again = structuredClone(after);
+    createPruner(options).transform(again);
+    expect(again[1].parts[0].state?.output).toBe("ok");
   });
 });
 
