@@ -15,6 +15,8 @@ const opt = (name: string) => {
   return at >= 0 ? args[at + 1] : undefined;
 };
 const CALLS = Number(opt("--calls") ?? 200);
+/** Calls before the profile starts (warm-up; the generated session's idle-large-output backs off after call 30). */
+const FROM = Number(opt("--from") ?? 10);
 const dir = resolve(opt("--dir") ?? ".");
 const api = (await import(pathToFileURL(join(dir, "dist", "index.js")).href)) as typeof import("../src/index.js");
 const p = api.createPruner({ preset: "balanced", onError: (e) => { throw e; } });
@@ -35,11 +37,11 @@ for (let k = 0; k < CALLS; k++) {
   const t = performance.now();
   p.transform(copy);
   times.push(performance.now() - t);
-  if (k === 9 && out) await inspector.post("Profiler.start"); // after a warm-up
+  if (k === FROM - 1 && out) await inspector.post("Profiler.start"); // after a warm-up
 }
 if (out) {
   const { profile } = await inspector.post("Profiler.stop");
   writeFileSync(out, JSON.stringify(profile));
 }
-const tail = times.slice(10).sort((a, b) => a - b);
+const tail = times.slice(FROM).sort((a, b) => a - b);
 console.log(`${CALLS} calls: median ${tail[tail.length >> 1].toFixed(3)} ms, p10 ${tail[Math.floor(tail.length * 0.1)].toFixed(3)} ms`);

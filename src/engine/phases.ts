@@ -94,6 +94,8 @@ export interface CallResult {
   /** What the age and reduce rules leave out of their walks after this call: candidates waiting for time, and parts behind a parked want (sleepers.ts). */
   waiting: number;
   rebuilt: boolean;
+  /** Carried-over nodes the graph walk rendered, which the render pass then skipped (render.ts carriedRenderer). */
+  walked: number;
 }
 
 /** The protect phase alone: the time-dependent protection of the runtime's current graph. */
@@ -106,7 +108,7 @@ export function evaluateProtection(rt: SessionRuntime): void {
   }
 }
 
-export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number, now: number): Omit<CallResult, "rebuilt"> {
+export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number, now: number): Omit<CallResult, "rebuilt" | "walked"> {
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
   const decisions = state.decisions;

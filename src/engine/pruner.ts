@@ -1,14 +1,14 @@
 // createPruner: the programmatic API shared by the plugin, the CLI and external measurement.
 import { buildGraph, tokensOf, type Graph } from "../graph/graph.js";
-import type { Message } from "../graph/types.js";
+import type { Message, Part } from "../graph/types.js";
 import type { ExplainEntry, Pruner, TransformOptions } from "./api.js";
 import { defaultConfig, layersSetTool, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
-import { Pass, render, renderRepeat, type RenderTarget } from "./render.js";
-import { applyDrops, writeLog, type Undo } from "./write-log.js";
+import { carriedRenderer, Pass, render, renderRepeat, type RenderTarget } from "./render.js";
+import { applyDrops, WriteLog, writeLog, type Undo } from "./write-log.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
 import { SessionRuntime } from "./session.js";
 import { decisionsOf, newState, touch, type SessionState } from "./state.js";
@@ -276,10 +276,10 @@ export function createPruner(options: PrunerOptions): AcpPruner {
    * the ids. It writes the runtime and the session state, never the copy: render comes after the
    * state is saved.
    */
-  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number) {
+  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, carried?: (i: number, part: Part) => void) {
     rt.lastCall = { count: messages.length, lastId };
     rt.dirty = false;
-    const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt });
+    const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, carried });
     const seenBefore = rt.processed;
     const rebuilt = rt.update(graph);
     if (rt.replayManual) replayManualCalls(rt, messages);
@@ -321,13 +321,19 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       }
       const incremental = !rt.viewsStale && !rt.stale;
       const now = typeof options.now === "number" ? options.now : Date.now();
-      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now);
+      // the walk renders carried-over nodes whose plan is unchanged (render.ts carriedRenderer);
+      // its writes are undone last on a failure, and at once if the pass turns out to be a full one
+      const walkLog = new WriteLog();
+      undo.unshift(() => walkLog.undo());
+      const carried = incremental ? carriedRenderer(rt.view, to, walkLog) : undefined;
+      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now, carried);
       const state = rt.state;
       const nodes = graph.nodes;
       for (const i of rt.committedNow) rt.view.changed(nodes[i]); // their render plans are made again
       // a failed write throws before anything is rendered
       const foreign = persist(rt);
       const full = rebuilt || !incremental || foreign;
+      if (full) walkLog.undo();
       if (foreign && !rebuilt && incremental) {
         // another process's decisions were merged into ours (in place): the nodes take them
         for (const n of nodes) {
@@ -344,13 +350,13 @@ export function createPruner(options: PrunerOptions): AcpPruner {
         for (let i = graph.reused; i < nodes.length; i++) if (i === graph.reused || nodes[i].msgIndex !== nodes[i - 1].msgIndex) from.push(i);
         updateSuffixes(nodes, rt.slots, rt.view, from);
       }
-      render(messages, graph, rt.slots, rt.view, to, full ? Pass.Full : Pass.Incremental);
+      const walked = render(messages, graph, rt.slots, rt.view, to, full ? Pass.Full : Pass.Incremental);
       rt.touched = [];
       rt.viewsStale = false;
       rendered.add(messages);
       applyDrops(to.drops, undo);
       if (deferIds && to.tags) renderIntro(messages, rt.state, undo, host, graph);
-      last.set(graph.sessionID, { ...result, rebuilt, sessionID: graph.sessionID });
+      last.set(graph.sessionID, { ...result, rebuilt, walked, sessionID: graph.sessionID });
       scheduleTotals(rt, result.committed > 0 || foreign);
     } catch (e) {
       for (let i = undo.length - 1; i >= 0; i--) undo[i](); // fail open: the copy goes out as it came

@@ -39,6 +39,14 @@ export class RenderState {
   private added: number[] = [];
   /** Render passes begun (render.ts renderSession); views remember the one they were made in. */
   pass = 0;
+  /**
+   * By node position: the walk that rendered the node while it held its part (render.ts
+   * carriedRenderer), so the pass after it skips the node; cleared when its plan changes.
+   */
+  readonly walked: number[] = [];
+  /** Walks with a carried renderer begun, and the one of the current call (0: none, the pass renders every node). */
+  walks = 0;
+  walk = 0;
 
   /** Room for `count` nodes: positions stay dense (a sparse array would be a slow dictionary). */
   reserve(count: number): void {
@@ -64,6 +72,7 @@ export class RenderState {
     const v = this.of(node);
     v.kind = PLAN_UNSET;
     v.dirty = true;
+    if (node.index < this.walked.length) this.walked[node.index] = 0;
   }
 
   /** Every position with a view, ascending. */

@@ -168,35 +168,65 @@ function renderNode(node: PartNode, v: View, slots: DecisionSlots | undefined, p
     let kind = v.kind;
     if (kind === PLAN_UNSET) v.kind = kind = planOf(node, v, slots);
     if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
-    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) {
-      const st = part.state!;
-      const log = to.log;
-      const input = v.input;
-      if (input !== undefined) {
-        const old = st.input;
-        log.add(st, "input", old, log.owns(st, "input", old));
-        st.input = input as typeof st.input;
-      }
-      const output = v.value;
-      if (output !== undefined && kind === PLAN_ERROR) {
-        const old = st.error;
-        log.add(st, "error", old, log.owns(st, "error", old));
-        st.error = output;
-      } else if (output !== undefined) {
-        const old = st.output;
-        log.add(st, "output", old, log.owns(st, "output", old));
-        st.output = output;
-        // an output decision also empties the attachments (applyOutput)
-        if (kind === PLAN_DECIDED && Array.isArray(st.attachments)) {
-          log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
-          st.attachments = [];
-        }
-      }
-      return;
-    }
+    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) return writePlan(kind, v, part, to.log);
     if (kind === PLAN_NONE) return;
   }
   renderSlow(node, v, slots, part, parts, pi, to);
+}
+
+/** A planned write (PLAN_WRITE, PLAN_DECIDED, PLAN_ERROR) of a completed or failed tool part. */
+function writePlan(kind: number, v: View, part: Part, log: WriteLog): void {
+  const st = part.state!;
+  const input = v.input;
+  if (input !== undefined) {
+    const old = st.input;
+    log.add(st, "input", old, log.owns(st, "input", old));
+    st.input = input as typeof st.input;
+  }
+  const output = v.value;
+  if (output !== undefined && kind === PLAN_ERROR) {
+    const old = st.error;
+    log.add(st, "error", old, log.owns(st, "error", old));
+    st.error = output;
+  } else if (output !== undefined) {
+    const old = st.output;
+    log.add(st, "output", old, log.owns(st, "output", old));
+    st.output = output;
+    // an output decision also empties the attachments (applyOutput)
+    if (kind === PLAN_DECIDED && Array.isArray(st.attachments)) {
+      log.add(st, "attachments", st.attachments, log.owns(st, "attachments", st.attachments));
+      st.attachments = [];
+    }
+  }
+}
+
+/** Off only in tests: every node is then rendered by the pass, the reference the walk's rendering must equal (tests/engine/render.test.ts). */
+export const walkRendering = { on: true };
+
+/**
+ * The walk's visitor (BuildOptions.carried) that renders a carried-over node whose plan is made
+ * and unchanged while the walk holds its part: the pass after the walk would write the same
+ * values, and reading the part and its state again there costs a cache miss each (docs/bench.md).
+ * The pass skips the nodes it rendered (RenderState.walked), unless their plan changed since
+ * (RenderState.changed), which the pass renders from the node's own part as before (rewrite).
+ * Writes go to `log`, which the caller undoes when the pass is not incremental after all (the
+ * caches were rebuilt, or another process's decisions merged): a full pass renders every node of
+ * the copy as it came. Only for a fresh copy with tags shown, where the pass takes the plans.
+ */
+export function carriedRenderer(rs: RenderState, to: Pick<RenderTarget, "tags" | "fresh">, log: WriteLog): ((i: number, part: Part) => void) | undefined {
+  if (!to.tags || to.fresh !== true || !walkRendering.on) return undefined;
+  const walk = (rs.walk = ++rs.walks);
+  const views = rs.views;
+  const walked = rs.walked;
+  return (i, part) => {
+    const v = views[i];
+    if (v === undefined || v.dirty) return;
+    const kind = v.kind;
+    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) writePlan(kind, v, part, log);
+    else if (kind !== PLAN_NONE) return;
+    while (walked.length <= i) walked.push(0);
+    walked[i] = walk;
+  };
 }
 
 /** The general case: each decision's patch, then tags and echoes, as written. */
@@ -251,16 +281,25 @@ export type Pass = (typeof Pass)[keyof typeof Pass];
  * stored, which rules read on later calls, so the node renders into a fresh copy of it. On an
  * incremental pass, a carried-over node whose plan changed since the last pass renders from its
  * own part too, so that nothing of what an earlier pass showed (our own output coming back)
- * stays in it.
+ * stays in it. Returns how many nodes it skipped because the walk rendered them.
  */
-export function render(messages: Message[], graph: Graph, decisions: readonly (DecisionSlots | undefined)[], rs: RenderState, to: RenderTarget, pass: Pass): void {
+export function render(messages: Message[], graph: Graph, decisions: readonly (DecisionSlots | undefined)[], rs: RenderState, to: RenderTarget, pass: Pass): number {
   const positions = rs.positions();
   const views = rs.views;
   const nodes = graph.nodes;
   const reused = pass === Pass.Incremental ? graph.reused : 0;
   const current = rs.pass;
+  // the nodes the walk rendered (carriedRenderer), their plans unchanged since
+  const walk = pass === Pass.Incremental ? rs.walk : 0;
+  const walked = rs.walked;
+  rs.walk = 0;
+  let skipped = 0;
   for (let k = 0; k < positions.length; k++) {
     const i = positions[k];
+    if (walk !== 0 && walked[i] === walk) {
+      skipped++;
+      continue;
+    }
     const node = nodes[i];
     const v = views[i]!;
     if (node === undefined) continue;
@@ -286,6 +325,7 @@ export function render(messages: Message[], graph: Graph, decisions: readonly (D
     } else if (wanted(v, slots, to)) renderNode(node, v, slots, part, parts, pi, to);
   }
   rs.pass++;
+  return skipped;
 }
 
 /** Something to write: decisions, tags shown, or echoed ids to strip. */

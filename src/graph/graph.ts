@@ -36,6 +36,11 @@ export interface BuildOptions {
   host: HostProfile;
   /** A message id whose first place the graph reports (Graph.anchorIndex), found by the walk. */
   anchor?: string;
+  /**
+   * Called with each carried-over node's index and the copy's part at its place, while the walk
+   * holds the part (the engine renders unchanged plans there: its objects are in cache then).
+   */
+  carried?: (index: number, part: Part) => void;
 }
 
 export interface Graph {
@@ -243,7 +248,7 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0, host: opts.host };
-  const { anchor } = opts;
+  const { anchor, carried } = opts;
   let anchorIndex = -1;
   let sessionID: string;
   let byId: Map<string, PartNode>;
@@ -272,6 +277,7 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
           const r = reused;
           if (r < prevCount && kIds[r] === id && kSigs[r] === sig && kMsgs[r] === mi && kPlaces[r] === pi && kTexts[r] === textLen && kTurns[r] === turnKey) {
             reused++;
+            if (carried !== undefined) carried(r, part);
             continue;
           }
           reusing = false;
