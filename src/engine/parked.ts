@@ -26,6 +26,8 @@ export interface SupersedeMark {
   seq: number;
   /** phases.ts forcedView: the patch of the marked part as a forced older view (null: none), once made. */
   forced?: { patch: Patch; tokens: number } | null;
+  /** phases.ts forcedView: the want made of `forced`, kept for the later calls that force the part again. */
+  forcedWant?: Wanted;
 }
 
 /** What decided a part: a compiled rule, or the model's own request. */

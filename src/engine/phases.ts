@@ -443,12 +443,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         const w = queue.pop()!;
         if (w.blocked || dueOut.get(w.node.index) !== w) continue;
         for (const older of rt.olderViews.get(w.node.index) ?? []) {
-          const o = nodes[older];
+          const o = older.node;
           if (slotsOf[o.index]?.output) continue;
           const pending = laterOut.get(o.index);
           if (pending) take(pending);
           else if (dueOut.has(o.index)) continue;
-          else if (!forced.has(o.index) && forcedRepays(o, w, from, sentIdx) && forced.set(o.index, forcedView(o)).get(o.index)) {
+          else if (!forced.has(o.index) && forcedRepays(o, w, from, sentIdx) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
             const f = forced.get(o.index)!;
             due.push(f);
             dueOut.set(o.index, f);
@@ -476,19 +476,29 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * the note that replaces it, a "FAIL" line say): replaced anyway when a newer view of the same
    * thing goes, so that the stale view is not the one left in full (where it repays: forcedRepays).
    */
-  function forcedView(o: PartNode): Wanted | undefined {
-    const mark = rt.marks.get(o.part.id);
-    if (!mark || mark.node !== o || backedOff.has(mark.rule.id) || untouchable(o, mark.rule)) return undefined;
+  function forcedView(o: PartNode, mark: SupersedeMark): Wanted | undefined {
+    // (o is mark.node: olderViews lists the marks of the first nodes of their ids)
+    // a patch known not to fit settles it before the look-ups below, which are cache misses on a long session
+    if (mark.forced === null || backedOff.has(mark.rule.id) || untouchable(o, mark.rule)) return undefined;
     if (rt.protectedBy.has(o.index) && mark.rule.options.overrideProtection !== true) return undefined;
     // the patch depends only on the part, the rule and the newer view (as candidateFor's): once per mark
-    let c = mark.forced;
+    let c: Candidate | null | undefined = mark.forced;
     if (c === undefined) {
       const patch = mark.rule.action.apply(o, mark.rule.options as Record<string, any>, { by: mark.byNode });
       const fits = !!patch && patch.output !== undefined && patchChars(patch) - slotChars(o, patch) <= FORCED_GROWTH_CHARS;
       c = mark.forced = fits ? evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true }) : null;
     }
-    // no mark: a forced want is never parked, it goes only beside the newer view
-    return c ? { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true } : undefined;
+    if (c === null) return undefined;
+    // no mark: a forced want is never parked, it goes only beside the newer view. Its object is kept
+    // on the mark and used again on later calls (a call's wants are dropped when it ends).
+    let f = mark.forcedWant;
+    if (f === undefined) f = mark.forcedWant = { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true };
+    else {
+      f.moved = true;
+      f.blocked = undefined;
+      f.blocker = undefined;
+    }
+    return f;
   }
 
   /**

@@ -64,10 +64,11 @@ export class SessionRuntime {
   tagged: number[] = [];
   idByPart = new Map<string, string>();
   /**
-   * Node → the older parts it superseded (older views of the same thing), for commit's stale-over-fresh
-   * check. Keyed and listed by the index of the first node of each part id (graph.byId), as decisions are.
+   * Node → the marks of the older parts it superseded (older views of the same thing; mark.node), for
+   * commit's stale-over-fresh check. Keyed by the index of the first node of its part id (graph.byId),
+   * as decisions are; the marks name the first node of theirs.
    */
-  readonly olderViews = new Map<number, number[]>();
+  readonly olderViews = new Map<number, SupersedeMark[]>();
   /** When each part was last in use; only kept when a rule reads `idleTurns`. */
   private use?: UseTracker;
   private readonly tracksUse: boolean;
@@ -450,8 +451,8 @@ export class SessionRuntime {
       const mark = { rule: r, by: n.part.id, node: first, byNode, seq: this.markSeq++ };
       this.marks.set(older.part.id, mark);
       const views = this.olderViews.get(byNode.index);
-      if (views) views.push(first.index);
-      else this.olderViews.set(byNode.index, [first.index]);
+      if (views) views.push(mark);
+      else this.olderViews.set(byNode.index, [mark]);
       if (!this.slots[i]?.output) {
         this.pendingMarks.set(older.part.id, mark);
         this.active.push(mark);
