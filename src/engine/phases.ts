@@ -11,7 +11,7 @@ import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
-import { backedOffRules, noteReruns } from "./regret.js";
+import { noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
 import { DecidedNow, parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
 
@@ -121,8 +121,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
 
   // regret: the model's answer to the last request re-ran calls whose output it had hidden; a rule
   // with regretLimit events in this session decides no new parts (its earlier decisions stay)
-  noteReruns(state, nodes, rt.slots, rt.reruns, sentMessageIndex());
-  const backedOff = backedOffRules(state, policy.regretLimit ?? 0);
+  if (noteReruns(state, nodes, rt.slots, rt.reruns, sentMessageIndex()) > 0) rt.backedOff.forget();
+  const backedOff = rt.backedOff.rules(state, policy.regretLimit ?? 0);
 
   // Blocked wants carried from the last call (parked.ts) stand as wanted again, unless their part is
   // protected on this call or their rule backed off: then they are evaluated as any other.

@@ -141,7 +141,10 @@ export function createPruner(options: PrunerOptions): AcpPruner {
   function restore(sessionID: string, partId: string, by: "agent" | "user" = "user"): boolean {
     const rt = runtime(sessionID);
     const had = Boolean(rt.state.decisions[partId] || rt.state.manual?.[partId]);
-    if (had) noteRestore(rt.state, partId, by);
+    if (had) {
+      noteRestore(rt.state, partId, by);
+      rt.backedOff.forget();
+    }
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);

@@ -119,3 +119,25 @@ export function backedOffRules(state: SessionState, limit: number): Set<string> 
   for (const [rule, c] of regretByRule(state)) if (rule !== MANUAL_RULE && regretTotal(c) >= limit) out.add(rule);
   return out;
 }
+
+/**
+ * backedOffRules of a session, kept between calls: counting the events walks every one of them, and
+ * they change only when one is added (noteReruns, a restore: the runtime calls forget) or the record
+ * is replaced (a state loaded or merged: the runtime rebuilds, and forgets).
+ */
+export class BackedOff {
+  private memo?: { regret: object | undefined; limit: number; rules: Set<string> };
+
+  /** The rules that back off (read only). */
+  rules(state: SessionState, limit: number): ReadonlySet<string> {
+    const m = this.memo;
+    if (m !== undefined && m.regret === state.regret && m.limit === limit) return m.rules;
+    const rules = backedOffRules(state, limit);
+    this.memo = { regret: state.regret, limit, rules };
+    return rules;
+  }
+
+  forget(): void {
+    this.memo = undefined;
+  }
+}

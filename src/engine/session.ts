@@ -13,7 +13,7 @@ import { getPath } from "../lang/path.js";
 import { leaves, type ConditionNode } from "../lang/condition.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { UseTracker } from "./use.js";
-import { RerunIndex } from "./regret.js";
+import { BackedOff, RerunIndex } from "./regret.js";
 import { DecidedNow, ParkedWants, type SupersedeMark, type Wanted } from "./parked.js";
 import { Sleepers } from "./sleepers.js";
 
@@ -74,6 +74,8 @@ export class SessionRuntime {
   private readonly tracksUse: boolean;
   /** Earlier calls of the same tool with the same input (regret.ts): re-runs of hidden outputs. */
   readonly reruns = new RerunIndex();
+  /** The rules that back off in this session (regret.ts), recounted when regret events are added. */
+  readonly backedOff = new BackedOff();
   /** Marks whose part has no committed output decision yet. */
   readonly pendingMarks = new Map<string, SupersedeMark>();
   /**
@@ -304,6 +306,7 @@ export class SessionRuntime {
     this.use = this.tracksUse ? new UseTracker() : undefined;
     this.olderViews.clear();
     this.reruns.clear();
+    this.backedOff.forget();
     this.pendingMarks.clear();
     this.parked.clear();
     this.parked.released.length = 0;

@@ -110,6 +110,43 @@ describe("regret: back-off", () => {
     expect(toolPart(backed[3], "prt_a2")?.state?.output).toBe(bigText("one again"));
   });
 
+  // The back-off set is kept between calls (regret.ts BackedOff): each event after the first goes
+  // into the same record, so these fail if a later event does not recount it.
+  it("a later re-run reaching the limit backs the rule off from the call that sees it", () => {
+    // prt_a and prt_b re-run one after the other while cleared: two events
+    const h = [user("go"), assistant([big("prt_a", "cat one")]), assistant([big("prt_b", "cat two")]), assistant([big("prt_a2", "cat one", "one again")]), assistant([big("prt_b2", "cat two", "two again")]), assistant([big("prt_c", "cat three")]), assistant([big("prt_d", "cat four")]), assistant([], "done")];
+    const run = (limit: number) => {
+      const p = createPruner({ config: config(limit) });
+      const calls = replay(h, (m) => p.transform(m));
+      return { last: calls[calls.length - 1], events: Object.keys(p.state(SID).regret ?? {}).length };
+    };
+    const below = run(3);
+    expect(below.events).toBe(2);
+    expect(toolPart(below.last, "prt_c")?.state?.output).toBe("[cleared]");
+    const at = run(2);
+    expect(at.events).toBe(2);
+    expect(toolPart(at.last, "prt_c")?.state?.output).toBe(bigText("cat three"));
+  });
+
+  it("a restore reaching the limit backs the rule off on the next call", () => {
+    const h = [user("go"), assistant([big("prt_a", "cat one")]), assistant([big("prt_b", "cat two")]), assistant([big("prt_a2", "cat one", "one again")]), assistant([big("prt_c", "cat three")]), assistant([big("prt_d", "cat four")]), assistant([], "done")];
+    const run = (limit: number) => {
+      const p = createPruner({ config: config(limit) });
+      const calls = replay(h, (m) => {
+        // the call after prt_a2's re-run event: the user restores prt_b (cleared by then), a second event
+        if (m.length === 5) expect(p.restore(SID, "prt_b", "user")).toBe(true);
+        p.transform(m);
+      });
+      return { last: calls[calls.length - 1], events: Object.keys(p.state(SID).regret ?? {}).length };
+    };
+    const below = run(3);
+    expect(below.events).toBe(2);
+    expect(toolPart(below.last, "prt_c")?.state?.output).toBe("[cleared]");
+    const at = run(2);
+    expect(at.events).toBe(2);
+    expect(toolPart(at.last, "prt_c")?.state?.output).toBe(bigText("cat three"));
+  });
+
   it("does not back off below the limit", () => {
     const p = createPruner({ config: config(2) });
     const calls = replay(history(), (m) => p.transform(m));
