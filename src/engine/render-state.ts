@@ -44,6 +44,13 @@ export class RenderState {
    * carriedRenderer), so the pass after it skips the node; cleared when its plan changes.
    */
   readonly walked: number[] = [];
+  /**
+   * By node position, what the last pass planned for a clean view (its kind, value and input: the
+   * walk writes them without reading the view object); PLAN_UNSET once the plan changes.
+   */
+  readonly kinds: number[] = [];
+  readonly values: (string | undefined)[] = [];
+  readonly inputs: unknown[] = [];
   /** Walks with a carried renderer begun, and the one of the current call (0: none, the pass renders every node). */
   walks = 0;
   walk = 0;
@@ -51,7 +58,20 @@ export class RenderState {
   /** Room for `count` nodes: positions stay dense (a sparse array would be a slow dictionary). */
   reserve(count: number): void {
     const views = this.views;
-    while (views.length < count) views.push(undefined);
+    while (views.length < count) {
+      views.push(undefined);
+      this.kinds.push(PLAN_UNSET);
+      this.values.push(undefined);
+      this.inputs.push(undefined);
+      this.walked.push(0);
+    }
+  }
+
+  /** The pass rendered the view at `i`: its plan, as the next walk reads it. */
+  planned(i: number, v: View): void {
+    this.kinds[i] = v.dirty ? PLAN_UNSET : v.kind;
+    this.values[i] = v.value;
+    this.inputs[i] = v.input;
   }
 
   /** The view of a node, made (and listed for rendering) if it has none. */
@@ -59,7 +79,7 @@ export class RenderState {
     const i = node.index;
     let v = this.views[i];
     if (v === undefined) {
-      this.reserve(i);
+      this.reserve(i + 1);
       v = { mi: node.msgIndex, pi: node.partIndex, tag: undefined, suffix: undefined, echo: false, assistantText: node.part.type === "text" && node.message.info?.role === "assistant", kind: PLAN_UNSET, value: undefined, input: undefined, dirty: true, since: this.pass };
       this.views[i] = v;
       this.added.push(i);
@@ -72,7 +92,8 @@ export class RenderState {
     const v = this.of(node);
     v.kind = PLAN_UNSET;
     v.dirty = true;
-    if (node.index < this.walked.length) this.walked[node.index] = 0;
+    this.kinds[node.index] = PLAN_UNSET;
+    this.walked[node.index] = 0;
   }
 
   /** Every position with a view, ascending. */

@@ -168,22 +168,20 @@ function renderNode(node: PartNode, v: View, slots: DecisionSlots | undefined, p
     let kind = v.kind;
     if (kind === PLAN_UNSET) v.kind = kind = planOf(node, v, slots);
     if (kind === PLAN_DROP) return dropLater(to.drops, parts, pi);
-    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) return writePlan(kind, v, part, to.log);
+    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) return writePlan(kind, v.value, v.input, part, to.log);
     if (kind === PLAN_NONE) return;
   }
   renderSlow(node, v, slots, part, parts, pi, to);
 }
 
-/** A planned write (PLAN_WRITE, PLAN_DECIDED, PLAN_ERROR) of a completed or failed tool part. */
-function writePlan(kind: number, v: View, part: Part, log: WriteLog): void {
+/** A planned write (PLAN_WRITE, PLAN_DECIDED, PLAN_ERROR) of a completed or failed tool part: the plan's value and input. */
+function writePlan(kind: number, output: string | undefined, input: unknown, part: Part, log: WriteLog): void {
   const st = part.state!;
-  const input = v.input;
   if (input !== undefined) {
     const old = st.input;
     log.add(st, "input", old, log.owns(st, "input", old));
     st.input = input as typeof st.input;
   }
-  const output = v.value;
   if (output !== undefined && kind === PLAN_ERROR) {
     const old = st.error;
     log.add(st, "error", old, log.owns(st, "error", old));
@@ -205,7 +203,7 @@ export const walkRendering = { on: true };
 
 /**
  * The walk's visitor (BuildOptions.carried) that renders a carried-over node whose plan is made
- * and unchanged while the walk holds its part: the pass after the walk would write the same
+ * and unchanged (its view clean: RenderState.planned) while the walk holds its part: the pass after the walk would write the same
  * values, and reading the part and its state again there costs a cache miss each (docs/bench.md).
  * The pass skips the nodes it rendered (RenderState.walked), unless their plan changed since
  * (RenderState.changed), which the pass renders from the node's own part as before (rewrite).
@@ -216,15 +214,13 @@ export const walkRendering = { on: true };
 export function carriedRenderer(rs: RenderState, to: Pick<RenderTarget, "tags" | "fresh">, log: WriteLog): ((i: number, part: Part) => void) | undefined {
   if (!to.tags || to.fresh !== true || !walkRendering.on) return undefined;
   const walk = (rs.walk = ++rs.walks);
-  const views = rs.views;
-  const walked = rs.walked;
+  // the plans as flat arrays by position (RenderState.planned): no view object is read here
+  const { kinds, values, inputs, walked } = rs;
   return (i, part) => {
-    const v = views[i];
-    if (v === undefined || v.dirty) return;
-    const kind = v.kind;
-    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) writePlan(kind, v, part, log);
+    if (i >= kinds.length) return;
+    const kind = kinds[i];
+    if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) writePlan(kind, values[i], inputs[i], part, log);
     else if (kind !== PLAN_NONE) return;
-    while (walked.length <= i) walked.push(0);
     walked[i] = walk;
   };
 }
@@ -303,29 +299,32 @@ export function render(messages: Message[], graph: Graph, decisions: readonly (D
     const node = nodes[i];
     const v = views[i]!;
     if (node === undefined) continue;
-    const slots = decisions[i];
-    const parts = messages[v.mi]?.parts;
-    const pi = v.pi;
-    if (i < reused) {
-      // the walk found this node's part at its place (same id, status, text length)
-      if (v.dirty && v.since < current) rewrite(node, v, slots, parts, pi, to);
-      else renderNode(node, v, slots, parts[pi], parts, pi, to);
-      v.dirty = false;
-      continue;
-    }
-    v.dirty = false;
-    const part = parts?.[pi];
-    if (!part || part.id !== node.part.id) continue;
-    if (pass !== Pass.InPlace && part === node.part) {
-      if (!wanted(v, slots, to)) continue;
-      const fresh = writable(node.part);
-      to.log.add(parts, pi, part, true);
-      parts[pi] = fresh;
-      renderNode(node, v, slots, fresh, parts, pi, to);
-    } else if (wanted(v, slots, to)) renderNode(node, v, slots, part, parts, pi, to);
+    renderAt(node, v, decisions[i], messages[v.mi]?.parts, i < reused, current, pass, to);
+    rs.planned(i, v); // what the next walk writes, in its flat arrays
   }
   rs.pass++;
   return skipped;
+}
+
+/** One node of the pass: `carried` when the walk found its part at its place (same id, status, text length). */
+function renderAt(node: PartNode, v: View, slots: DecisionSlots | undefined, parts: Part[], carried: boolean, current: number, pass: Pass, to: RenderTarget): void {
+  const pi = v.pi;
+  if (carried) {
+    if (v.dirty && v.since < current) rewrite(node, v, slots, parts, pi, to);
+    else renderNode(node, v, slots, parts[pi], parts, pi, to);
+    v.dirty = false;
+    return;
+  }
+  v.dirty = false;
+  const part = parts?.[pi];
+  if (!part || part.id !== node.part.id) return;
+  if (pass !== Pass.InPlace && part === node.part) {
+    if (!wanted(v, slots, to)) return;
+    const fresh = writable(node.part);
+    to.log.add(parts, pi, part, true);
+    parts[pi] = fresh;
+    renderNode(node, v, slots, fresh, parts, pi, to);
+  } else if (wanted(v, slots, to)) renderNode(node, v, slots, part, parts, pi, to);
 }
 
 /** Something to write: decisions, tags shown, or echoed ids to strip. */

@@ -99,6 +99,30 @@ describe("rendering carried-over nodes in the walk", () => {
     expect(on.map((s) => s.count > 0)).toEqual([false, true, true, false, false, true, true]);
   });
 
+  it("a part restored between calls goes out in full: the walk leaves a plan changed since the last pass to the pass", () => {
+    const hs = histories(3);
+    const sid = hs[0][0].info.sessionID;
+    let restored = "";
+    const run = (on: boolean) => {
+      const p = createPruner({ preset: "balanced" });
+      return hs.map((h, k) => {
+        if (k === 2) {
+          restored = Object.keys(p.state(sid).decisions).find((id) => p.state(sid).decisions[id].output !== undefined)!;
+          expect(p.restore(sid, restored)).toBe(true);
+        }
+        const ctx = structuredClone(h);
+        withWalkRendering(on, () => p.transform(ctx, { now: NOW + k * 60_000 }));
+        return { count: walkedOn(p, sid), prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(sid)) };
+      });
+    };
+    const on = run(true);
+    expect(firstDifference(on, run(false))).toBe("");
+    expect(on[2].count).toBeGreaterThan(100);
+    const part = (JSON.parse(on[2].prompt) as Message[]).flatMap((m) => m.parts).find((p) => p.id === restored);
+    const original = hs[2].flatMap((m) => m.parts).find((p) => p.id === restored);
+    expect(part?.state?.output).toBe(original?.state?.output);
+  });
+
   it("a call that fails after the walk rendered (the state cannot be saved) hands the copy back as it came", () => {
     const hs = histories(3);
     const sid = hs[0][0].info.sessionID;
