@@ -1,7 +1,9 @@
-// npm run bench:profile [-- --calls N] [--dir DIR] [--profile out.cpuprofile]: the generated session
-// of `npm run bench` after a cold pass, then N incremental calls (+5 parts, same turn and new turn
-// alternating), timed per call; with --profile, a CPU profile of those calls only (0.1 ms sampling;
-// open it in Chrome's DevTools or read it with any .cpuprofile viewer).
+// npm run bench:profile [-- --calls N] [--from K] [--dir DIR] [--profile out.cpuprofile]: the
+// generated session of `npm run bench` after a cold pass, then N incremental calls (+5 parts, same
+// turn and new turn alternating), timed per call from the K-th (default 10: a warm-up); with
+// --profile, a CPU profile of those calls only (0.1 ms sampling; open it in Chrome's DevTools or
+// read it with any .cpuprofile viewer). idle-large-output backs off at call 30 on this session
+// (docs/bench.md, speed4): --from 30 leaves out the calls with its blocked chains.
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { pathToFileURL } from "node:url";
