@@ -51,6 +51,11 @@ export interface Wanted {
   moved?: boolean;
   blocked?: boolean;
   blocker?: number;
+  /**
+   * Blocked only because forcing its blocker aside did not repay on this call (phases.ts
+   * forcedRepays): the calls since the cache was written grow, so a later call may repay it. Never parked.
+   */
+  mayRepay?: boolean;
 }
 
 /** Off only in tests: the calls then run without parking, as the reference the parked calls must equal (tests/engine/parked.test.ts). */

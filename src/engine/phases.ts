@@ -305,7 +305,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const add = (p: Wanted) => {
       const mark = p.mark!;
       if (rt.pendingMarks.get(mark.node.part.id) !== mark || mark.node.index !== p.node.index) return; // not pending: the walk would not meet it
-      p.moved = p.blocked = undefined;
+      p.moved = p.blocked = p.mayRepay = undefined;
       p.blocker = undefined;
       extra.push(p);
     };
@@ -391,7 +391,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * chain of views parks whole.
    */
   function park(due: Wanted[]) {
-    const blocked = due.filter((w) => w.blocked && w.mark !== undefined && !parked.has(w.node.index));
+    const blocked = due.filter((w) => w.blocked && !w.mayRepay && w.mark !== undefined && !parked.has(w.node.index));
     blocked.sort((a, b) => a.node.index - b.node.index);
     for (const w of blocked) {
       const b = w.blocker!;
@@ -444,11 +444,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         if (w.blocked || dueOut.get(w.node.index) !== w) continue;
         for (const older of rt.olderViews.get(w.node.index) ?? []) {
           const o = older.node;
+          let repays = true;
           if (slotsOf[o.index]?.output) continue;
           const pending = laterOut.get(o.index);
           if (pending) take(pending);
           else if (dueOut.has(o.index)) continue;
-          else if (!forced.has(o.index) && forcedRepays(o, w, from, sentIdx) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
+          else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
             const f = forced.get(o.index)!;
             due.push(f);
             dueOut.set(o.index, f);
@@ -458,6 +459,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           } else {
             w.blocked = true; // the older view stays in full, so the newer one does too
             w.blocker = o.index;
+            if (!repays && forcedView(o, older) !== undefined) w.mayRepay = true;
             dueOut.delete(w.node.index);
             // the newer view that w was due beside must be checked again
             const newer = rt.marks.get(w.node.part.id)?.byNode;

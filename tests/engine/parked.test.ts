@@ -111,6 +111,20 @@ describe("parked wants", () => {
     expect(superseded(atPark, "prt_ls2")).toBe(false);
   });
 
+  it("a want blocked only because forcing its older view aside does not repay yet is not parked: it goes once it repays", () => {
+    // random-rules.test.ts, seed -355104030: a2's supersede needs a1 (whose own note is no smaller
+    // than its output) replaced beside it, and that re-cache repays only once the calls since the
+    // cache was written have grown (forcedRepays). Parked, a2 waited for a change that never came.
+    const run = (out: string, id: string) => assistant([{ tool: "bash", input: { command: "ls" }, output: out, id }]);
+    const work = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: bigText(`w${k}`, 20) }]);
+    const h = [user("go"), run("ok", "prt_a1"), run(bigText("a2", 40), "prt_a2"), run(bigText("a3", 41), "prt_a3"), ...Array.from({ length: 14 }, (_, k) => work(k)), assistant([], "done")];
+    const config = { ...CONFIG, commit: { ...CONFIG.commit, breakEven: 500 } };
+    const steps = same(() => createPruner({ preset: "balanced", config }), h);
+    const at = steps.findIndex((s) => superseded(JSON.parse(s.prompt) as Message[], "prt_a2"));
+    expect(at).toBeGreaterThan(3); // not at once: a3 came at call 3 and forcing a1 did not repay yet
+    expect(superseded(JSON.parse(steps[at].prompt) as Message[], "prt_a1")).toBe(true); // beside it, never stale over fresh
+  });
+
   it("a parked want whose own part becomes protected is unparked, and parked again after", () => {
     // ls1 held for good (until 1000 calls old); ls2 protected while 3 to 6 calls old
     const file = rulesFile("hold-both", holdLs("hold-first", LS1, 0, 1000) + holdLs("hold-second", LS2, 3, 6));
