@@ -14,17 +14,10 @@ import { createPruner } from "../../src/index.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
-import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS } from "./switch-runs.js";
+import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS, withSwitch } from "./switch-runs.js";
 
 /** Runs `f` with parking on or off, and switches it back on. */
-function withParking(on: boolean, f: () => void): void {
-  parking.on = on;
-  try {
-    f();
-  } finally {
-    parking.on = true;
-  }
-}
+const withParking = (on: boolean, f: () => void) => withSwitch(parking, on, f);
 
 const dir = mkdtempSync(join(tmpdir(), "acp-parked-"));
 /** Every pending prune goes at once (minTokens 0), so a blocked want is blocked on every call. */

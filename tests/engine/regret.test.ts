@@ -110,6 +110,16 @@ describe("regret: back-off", () => {
     expect(toolPart(backed[3], "prt_a2")?.state?.output).toBe(bigText("one again"));
   });
 
+  /** Two events: a limit of 3 leaves prt_c cleared, a limit of 2 backs the rule off before prt_c is. */
+  function expectBackOffAtTwo(run: (limit: number) => { last: Message[]; events: number }): void {
+    const below = run(3);
+    expect(below.events).toBe(2);
+    expect(toolPart(below.last, "prt_c")?.state?.output).toBe("[cleared]");
+    const at = run(2);
+    expect(at.events).toBe(2);
+    expect(toolPart(at.last, "prt_c")?.state?.output).toBe(bigText("cat three"));
+  }
+
   // The back-off set is kept between calls (regret.ts BackedOff): each event after the first goes
   // into the same record, so these fail if a later event does not recount it.
   it("a later re-run reaching the limit backs the rule off from the call that sees it", () => {
@@ -120,12 +130,7 @@ describe("regret: back-off", () => {
       const calls = replay(h, (m) => p.transform(m));
       return { last: calls[calls.length - 1], events: Object.keys(p.state(SID).regret ?? {}).length };
     };
-    const below = run(3);
-    expect(below.events).toBe(2);
-    expect(toolPart(below.last, "prt_c")?.state?.output).toBe("[cleared]");
-    const at = run(2);
-    expect(at.events).toBe(2);
-    expect(toolPart(at.last, "prt_c")?.state?.output).toBe(bigText("cat three"));
+    expectBackOffAtTwo(run);
   });
 
   it("a restore reaching the limit backs the rule off on the next call", () => {
@@ -139,12 +144,7 @@ describe("regret: back-off", () => {
       });
       return { last: calls[calls.length - 1], events: Object.keys(p.state(SID).regret ?? {}).length };
     };
-    const below = run(3);
-    expect(below.events).toBe(2);
-    expect(toolPart(below.last, "prt_c")?.state?.output).toBe("[cleared]");
-    const at = run(2);
-    expect(at.events).toBe(2);
-    expect(toolPart(at.last, "prt_c")?.state?.output).toBe(bigText("cat three"));
+    expectBackOffAtTwo(run);
   });
 
   it("does not back off below the limit", () => {

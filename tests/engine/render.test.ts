@@ -16,17 +16,10 @@ import { createPruner } from "../../src/index.js";
 import { flagsFromEnv, ruleSetArb, ruleFileText, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
 import { appendStep, generateSession } from "./session-gen.js";
-import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS } from "./switch-runs.js";
+import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS, withSwitch } from "./switch-runs.js";
 
 /** Runs `f` with the walk's rendering on or off, and switches it back on. */
-function withWalkRendering(on: boolean, f: () => void): void {
-  walkRendering.on = on;
-  try {
-    f();
-  } finally {
-    walkRendering.on = true;
-  }
-}
+const withWalkRendering = (on: boolean, f: () => void) => withSwitch(walkRendering, on, f);
 
 const NOW = Date.UTC(2026, 0, 1);
 const walkedOn = (p: ReturnType<typeof createPruner>, sid: string) => p.lastCall(sid)?.walked ?? 0;

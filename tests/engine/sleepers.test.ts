@@ -20,7 +20,7 @@ import { assistant, bigText, SID, user } from "../helpers/session.js";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
-import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS } from "./switch-runs.js";
+import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS, withSwitch } from "./switch-runs.js";
 
 const NOW = Date.UTC(2026, 0, 1);
 const dir = mkdtempSync(join(tmpdir(), "acp-sleepers-"));
@@ -68,14 +68,7 @@ interface Step {
 }
 
 
-function withSleeping<T>(on: boolean, f: () => T): T {
-  sleeping.on = on;
-  try {
-    return f();
-  } finally {
-    sleeping.on = true;
-  }
-}
+const withSleeping = <T>(on: boolean, f: () => T): T => withSwitch(sleeping, on, f);
 
 /** Replays `h` call by call (the index on or off); per call what the provider got and the state. */
 function replay(make: () => AcpPruner, h: Message[], on: boolean, between?: (k: number, p: AcpPruner) => void): Step[] {

@@ -16,6 +16,16 @@ export interface SwitchStep {
 }
 
 /** The first call whose prompt or state differ ("" when none do). */
+/** Runs `f` with an engine switch (`parking`, `sleeping`, `walkRendering`: on only in tests' off runs) set to `on`, and switches it back on. */
+export function withSwitch<T>(flag: { on: boolean }, on: boolean, f: () => T): T {
+  flag.on = on;
+  try {
+    return f();
+  } finally {
+    flag.on = true;
+  }
+}
+
 export function firstDifference(a: { prompt: string; state: string }[], b: { prompt: string; state: string }[]): string {
   if (a.length !== b.length) return `${a.length} calls against ${b.length}`;
   const k = a.findIndex((s, i) => s.prompt !== b[i].prompt || s.state !== b[i].state);
