@@ -343,11 +343,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0) + (outside?.tokens ?? 0);
     const pendingCount = later.length + (outside?.count ?? 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
+    let settleFrom = freeFrom;
     if (pendingCount > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(firstOf(later, outside), pendingTokens, freeFrom)))) {
       due.push(...later);
       later = [];
+      // the parked wants go with the batch too, blocked again: evaluated, each would have lowered
+      // settle's first change to the sent prefix before it was blocked, so the lowest of them does here
+      if (outside) settleFrom = Math.min(freeFrom, outside.first);
     } else if (outside) [due, later] = split(withParked(active, true), sentIdx);
-    later = settle(due, later, sentIdx, freeFrom);
+    later = settle(due, later, sentIdx, settleFrom);
     rt.committedNow = [];
     for (const w of due) {
       if (w.blocked) continue;

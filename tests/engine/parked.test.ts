@@ -14,6 +14,8 @@ import { createPruner } from "../../src/index.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 import { flagsFromEnv, ruleFileText, ruleSetArb, scheduleArb, sessionSpecArb } from "../property/arbitraries.js";
 import { fcParams } from "../property/invariants.js";
+import { goldenSessions } from "../golden/replay.js";
+import { callTime } from "../../src/sim/replay.js";
 import { builtinParams, firstDifference, generatedSwitchRuns, switchRuns, SWITCH_RUNS, withSwitch } from "./switch-runs.js";
 
 /** Runs `f` with parking on or off, and switches it back on. */
@@ -180,3 +182,36 @@ describe("parked wants on random rule sets and sessions", () => {
   });
 });
 
+
+describe("parked wants when the batch goes (golden gen/mix2 under compact)", () => {
+  // Evaluated, a parked want goes into settle with the batch and lowers its first change to the sent
+  // prefix (`from`) before it is blocked again, so forced older views behind it count as free; parked,
+  // it was only counted. The parked run differed from the plain one from call 38 on.
+  const mix2 = () => goldenSessions().find((s) => s.name === "gen/mix2")!.messages();
+  const run = (on: boolean): Step[] => {
+    const h = mix2();
+    const p = createPruner({ preset: "compact" });
+    const sid = h[0].info.sessionID;
+    const out: Step[] = [];
+    for (let i = 1; i < h.length; i++) {
+      if (h[i].info.role !== "assistant") continue;
+      const ctx = structuredClone(h.slice(0, i));
+      const now = callTime(h[i]);
+      withParking(on, () => p.transform(ctx, now !== undefined ? { now } : {}));
+      out.push({ parked: p.lastCall(sid)?.parked ?? 0, prompt: JSON.stringify(ctx), state: JSON.stringify(p.state(sid)) });
+    }
+    return out;
+  };
+  const parked = run(true);
+  const plain = run(false);
+
+  it("the parked run equals the plain one up to call 57, with wants parked on the way", () => {
+    expect(firstDifference(parked.slice(0, 57), plain.slice(0, 57))).toBe("");
+    expect(parked.slice(0, 57).some((s) => s.parked > 0)).toBe(true);
+  });
+
+  // Open (docs/reliability.md, Open findings): from call 58 on they still differ.
+  it.fails("the parked run equals the plain one on every call", () => {
+    expect(firstDifference(parked, plain)).toBe("");
+  });
+});
