@@ -463,7 +463,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           } else {
             w.blocked = true; // the older view stays in full, so the newer one does too
             w.blocker = o.index;
-            if (!repays && forcedView(o, older) !== undefined) w.mayRepay = true;
+            if (!repays && forcedCandidate(o, older) !== undefined) w.mayRepay = true;
             dueOut.delete(w.node.index);
             // the newer view that w was due beside must be checked again
             const newer = rt.marks.get(w.node.part.id)?.byNode;
@@ -483,6 +483,22 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * thing goes, so that the stale view is not the one left in full (where it repays: forcedRepays).
    */
   function forcedView(o: PartNode, mark: SupersedeMark): Wanted | undefined {
+    const c = forcedCandidate(o, mark);
+    if (c === undefined) return undefined;
+    // no mark: a forced want is never parked, it goes only beside the newer view. Its object is kept
+    // on the mark and used again on later calls (a call's wants are dropped when it ends).
+    let f = mark.forcedWant;
+    if (f === undefined) f = mark.forcedWant = { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true };
+    else {
+      f.moved = true;
+      f.blocked = undefined;
+      f.blocker = undefined;
+    }
+    return f;
+  }
+
+  /** The patch of `o` as a forced older view on this call, if it can be one (forcedView without the want). */
+  function forcedCandidate(o: PartNode, mark: SupersedeMark): Candidate | undefined {
     // (o is mark.node: olderViews lists the marks of the first nodes of their ids)
     // a patch known not to fit settles it before the look-ups below, which are cache misses on a long session
     if (mark.forced === null || backedOff.has(mark.rule.id) || untouchable(o, mark.rule)) return undefined;
@@ -494,17 +510,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       const fits = !!patch && patch.output !== undefined && patchChars(patch) - slotChars(o, patch) <= FORCED_GROWTH_CHARS;
       c = mark.forced = fits ? evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true }) : null;
     }
-    if (c === null) return undefined;
-    // no mark: a forced want is never parked, it goes only beside the newer view. Its object is kept
-    // on the mark and used again on later calls (a call's wants are dropped when it ends).
-    let f = mark.forcedWant;
-    if (f === undefined) f = mark.forcedWant = { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true };
-    else {
-      f.moved = true;
-      f.blocked = undefined;
-      f.blocker = undefined;
-    }
-    return f;
+    return c ?? undefined;
   }
 
   /**

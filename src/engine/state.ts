@@ -79,10 +79,10 @@ export interface RegretEvent {
 export function decisionsOf(decisions: Record<string, DecisionSlots>, part: { id: string; type: string; callID?: string }): DecisionSlots | undefined {
   const slots = decisions[part.id];
   if (slots === undefined) return undefined;
-  const record = slots.output ?? slots.input;
-  if (record?.partType !== undefined && record.partType !== part.type) return undefined;
-  if (record?.callID !== undefined && typeof part.callID === "string" && record.callID !== part.callID) return undefined;
-  return slots;
+  const type = slots.output?.partType ?? slots.input?.partType;
+  if (type !== undefined && type !== part.type) return undefined;
+  const call = slots.output?.callID ?? slots.input?.callID;
+  return call === undefined || typeof part.callID !== "string" || call === part.callID ? slots : undefined;
 }
 
 export const newState = (sessionID: string): SessionState => ({ version: STATE_VERSION, sessionID, calls: 0, decisions: {} });

@@ -104,8 +104,10 @@ export function journalLine(state: SessionState, changes: Required<Changes>): st
   }
   if (changes.newIds.length > 0) {
     line.ids = {};
-    for (const id of changes.newIds) line.ids[id] = state.ids![id];
-    for (const id of changes.newIds) if (state.idCalls?.[id] !== undefined) (line.idCalls ??= {})[id] = state.idCalls[id];
+    for (const id of changes.newIds) {
+      line.ids[id] = state.ids![id];
+      if (state.idCalls?.[id] !== undefined) (line.idCalls ??= {})[id] = state.idCalls[id];
+    }
   }
   if (changes.newRegret.length > 0) {
     line.regret = {};
