@@ -2,13 +2,23 @@
 // presets, live and with restarts and prune requests, and compares each call's prompt and state
 // hashes with tests/golden/golden.json. npm run golden:record writes that file instead (after a
 // deliberate behaviour change). --only <text> keeps the sessions whose name contains it.
+// --no-parking replays with parked wants off (every blocked want evaluated on every call): parking is
+// a shortcut, so that replay must equal the recorded one too.
 // tests/golden/golden.test.ts runs a small slice of the same in npm test.
 import { readFileSync, writeFileSync } from "node:fs";
+import { parking } from "../src/engine/parked.js";
 import { corpusPresent, difference, entryKey, GOLDEN_FILE, goldenSessions, MODES, PRESETS, replayGolden, toEntry, type Golden } from "../tests/golden/replay.js";
 
 const args = process.argv.slice(2);
 const record = args.includes("--record");
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
+if (args.includes("--no-parking")) {
+  if (record) {
+    console.error("golden: --no-parking compares with the recorded replay; record without it");
+    process.exit(2);
+  }
+  parking.on = false;
+}
 if (record && !corpusPresent()) {
   console.error("golden: ../shared/corpus is missing; recording needs both corpus folders (ACP_CORPUS, ACP_CORPUS_MULTITURN)");
   process.exit(2);

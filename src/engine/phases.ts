@@ -343,15 +343,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0) + (outside?.tokens ?? 0);
     const pendingCount = later.length + (outside?.count ?? 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    let settleFrom = freeFrom;
+    // settle starts from the first due want on the sent prefix, as if every due want went through;
+    // the parked wants go with the batch too, blocked again, and count there as they would evaluated
+    let start = Infinity;
     if (pendingCount > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(firstOf(later, outside), pendingTokens, freeFrom)))) {
       due.push(...later);
       later = [];
-      // the parked wants go with the batch too, blocked again: evaluated, each would have lowered
-      // settle's first change to the sent prefix before it was blocked, so the lowest of them does here
-      if (outside) settleFrom = Math.min(freeFrom, outside.first);
+      if (outside) start = outside.first;
     } else if (outside) [due, later] = split(withParked(active, true), sentIdx);
-    later = settle(due, later, sentIdx, settleFrom);
+    later = settle(due, later, sentIdx, freeFrom, start);
     rt.committedNow = [];
     for (const w of due) {
       if (w.blocked) continue;
@@ -408,12 +408,50 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * to the sent prefix (or behind a free break), and older views of a thing whose newer view is
    * pruned now. A due output whose older view cannot be pruned is blocked instead. Returns what
    * stays pending.
+   *
+   * The first change counts only what goes through on its own account (due, or an older view
+   * beside a newer one that goes), not what goes only because it is behind the change: a want
+   * blocked in the end changes nothing in the prompt, and an older view taken in beside a newer
+   * view that is blocked stays as it was. Each run settles at a fixed first change `from`,
+   * starting where the due wants are (as if they all went through); when what went through starts
+   * elsewhere, the next run settles there, until they agree. An earlier `from` lets more go and a
+   * later one less, so the runs move one way.
    */
-  function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number): Wanted[] {
+  function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number, start: number): Wanted[] {
+    const dueCount = due.length;
+    let from = Math.min(freeFrom, start);
+    for (const w of due) if (w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
+    for (let run = 1; ; run++) {
+      const ran = settleAt(due, later, sentIdx, from);
+      const first = Math.min(ran.first, freeFrom);
+      if (first === from) break;
+      // an earlier `from` changes nothing when no forced view waited for its break-even and nothing
+      // pending is behind the first change already
+      if (first < from && !ran.mayRepay && !later.some((w) => !w.moved && w.node.index >= first)) break;
+      // (a later one only moves pending wants back, never lets more go: after a few runs only earlier)
+      if (first > from && run > 4) break;
+      from = first;
+      due.length = dueCount;
+      for (const w of due) w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
+      for (const w of later) w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
+    }
+    return later.filter((w) => !w.moved);
+  }
+
+  /** One settle run with the first change to the sent prefix at `from`: what goes is what `due` holds unblocked. */
+  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean } {
     const dueOut = new Map<number, Wanted>();
     const laterOut = new Map<number, Wanted>();
     const forced = new Map<number, Wanted | undefined>(); // at most one forced want per older view
-    const forcedBeside: [Wanted, Wanted][] = [];
+    // older views (pending ones taken in, forced ones) due only beside the newer views that met them
+    const beside = new Map<Wanted, Wanted[]>();
+    const besides = (o: Wanted, w: Wanted) => {
+      const list = beside.get(o);
+      if (list) list.push(w);
+      else beside.set(o, [w]);
+    };
+    let mayRepay = false;
+    const blockedAt = new Map<number, Wanted>(); // the blocked want of each node (its own or forced)
     for (const w of due) if (w.slot === "output") dueOut.set(w.node.index, w);
     for (const w of later) if (w.slot === "output") laterOut.set(w.node.index, w);
     const move = (w: Wanted) => {
@@ -424,58 +462,74 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         laterOut.delete(w.node.index);
       }
     };
+    // taken because they are behind the first change: they do not place it themselves
+    const behind = new Set<Wanted>();
+    for (const w of later)
+      if (w.node.index >= from) {
+        move(w);
+        behind.add(w);
+      }
     // A worklist: each due output is checked against its older views once, and again only when one
     // of them is blocked after it was checked (a chain of views settles in one pass, not one per link).
     const queue: Wanted[] = [...dueOut.values()];
-    let from = freeFrom; // the first change to the sent prefix: only ever moves earlier
-    const lowerFrom = (w: Wanted) => {
-      if (!w.blocked && w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
-    };
-    for (const w of due) lowerFrom(w);
-    const take = (w: Wanted) => {
-      move(w);
-      lowerFrom(w);
-      if (w.slot === "output") queue.push(w);
-    };
-    for (let movedFrom = Infinity; ; ) {
-      if (from < movedFrom) {
-        movedFrom = from;
-        for (const w of later) if (!w.moved && w.node.index >= from) take(w);
-      }
-      if (queue.length === 0) break;
-      while (queue.length > 0) {
-        const w = queue.pop()!;
-        if (w.blocked || dueOut.get(w.node.index) !== w) continue;
-        for (const older of rt.olderViews.get(w.node.index) ?? []) {
-          const o = older.node;
-          let repays = true;
-          if (slotsOf[o.index]?.output) continue;
-          const pending = laterOut.get(o.index);
-          if (pending) take(pending);
-          else if (dueOut.has(o.index)) continue;
-          else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
-            const f = forced.get(o.index)!;
-            due.push(f);
-            dueOut.set(o.index, f);
-            forcedBeside.push([f, w]);
-            lowerFrom(f);
-            queue.push(f);
-          } else {
-            w.blocked = true; // the older view stays in full, so the newer one does too
-            w.blocker = o.index;
-            if (!repays && forcedCandidate(o, older) !== undefined) w.mayRepay = true;
-            dueOut.delete(w.node.index);
-            // the newer view that w was due beside must be checked again
-            const newer = rt.marks.get(w.node.part.id)?.byNode;
-            const n = newer !== undefined ? dueOut.get(newer.index) : undefined;
-            if (n !== undefined) queue.push(n);
-            break;
-          }
+    while (queue.length > 0) {
+      const w = queue.pop()!;
+      if (w.blocked || dueOut.get(w.node.index) !== w) continue;
+      for (const older of rt.olderViews.get(w.node.index) ?? []) {
+        const o = older.node;
+        let repays = true;
+        if (slotsOf[o.index]?.output) continue;
+        const pending = laterOut.get(o.index);
+        const inDue = pending === undefined ? dueOut.get(o.index) : undefined;
+        if (pending) {
+          move(pending);
+          besides(pending, w);
+          queue.push(pending);
+        } else if (inDue) {
+          if (beside.has(inDue)) besides(inDue, w);
+        } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
+          const f = forced.get(o.index)!;
+          due.push(f);
+          dueOut.set(o.index, f);
+          besides(f, w);
+          queue.push(f);
+        } else {
+          w.blocked = true; // the older view stays in full, so the newer one does too
+          w.blocker = o.index;
+          // blocked only for want of a break-even, here or down the chain of views: a later call may repay it
+          if (!repays ? forcedCandidate(o, older) !== undefined : (forced.get(o.index) ?? blockedAt.get(o.index))?.mayRepay === true) w.mayRepay = mayRepay = true;
+          blockedAt.set(w.node.index, w);
+          dueOut.delete(w.node.index);
+          // the newer view that w was due beside must be checked again
+          const newer = rt.marks.get(w.node.part.id)?.byNode;
+          const n = newer !== undefined ? dueOut.get(newer.index) : undefined;
+          if (n !== undefined) queue.push(n);
+          break;
         }
       }
     }
-    for (const [f, w] of forcedBeside) if (w.blocked) f.blocked = true; // forced only beside a newer view that goes
-    return later.filter((w) => !w.moved);
+    // an older view brought in only beside newer views that are all blocked (or withdrawn) stays as
+    // it was: a pending one stays pending, a forced one is not made
+    const withdrawn = new Set<Wanted>();
+    for (let again = beside.size > 0; again; ) {
+      again = false;
+      for (const [o, newer] of beside)
+        if (!o.blocked && !withdrawn.has(o) && newer.every((w) => w.blocked || withdrawn.has(w))) {
+          withdrawn.add(o);
+          again = true;
+        }
+    }
+    if (withdrawn.size > 0) {
+      let kept = 0;
+      for (const w of due) {
+        if (withdrawn.has(w)) w.moved = undefined;
+        else due[kept++] = w;
+      }
+      due.length = kept;
+    }
+    let first = Infinity;
+    for (const w of due) if (!w.blocked && w.node.msgIndex <= sentIdx && w.node.index < first && !behind.has(w)) first = w.node.index;
+    return { first, mayRepay };
   }
   /**
    * An older view whose supersede was not worth a change on its own (its output is no larger than
@@ -491,8 +545,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (f === undefined) f = mark.forcedWant = { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true };
     else {
       f.moved = true;
-      f.blocked = undefined;
-      f.blocker = undefined;
+      f.blocked = f.blocker = f.mayRepay = undefined;
     }
     return f;
   }

@@ -1,4 +1,7 @@
 // The commit policy: when a decision on the already-sent (cached) prefix may apply.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message, Part } from "../../src/graph/types.js";
@@ -187,5 +190,35 @@ describe("never stale over fresh, when the older view is too small to prune on i
     expect(pass).not.toContain("PASS"); // cleared by stale-shell-output
     expect(fail).not.toBe("FAIL: 1 test");
     expect(fail).toContain("superseded");
+  });
+});
+
+describe("the first change to the sent prefix counts only what goes through", () => {
+  // ls1 is held in full by a rule, so a prune of ls2 (a newer view of the same output) is blocked
+  // (never stale over fresh); two `git status` runs later, the first one's supersede waits for a batch
+  const dir = mkdtempSync(join(tmpdir(), "acp-commit-"));
+  const hold = join(dir, "hold.yaml");
+  const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
+  const status = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "git status" }, output: bigText(id, lines), id }]);
+  writeFileSync(
+    hold,
+    `rules:\n  hold-first-ls:\n    phase: protect\n    description: test\n    when:\n      all:\n        - { fact: tool, operator: equal, value: bash }\n        - { fact: outputChars, operator: equal, value: ${bigText("prt_ls1", 40).length} }\n    then: { action: protect }\n`,
+  );
+  const h = [user("go"), ls("prt_ls1", 40), ls("prt_ls2", 41), status("prt_st1", 30), status("prt_st2", 31), assistant([], "done"), assistant([], "still")];
+
+  it("a prune request that is blocked changes nothing, so the pending prunes behind it keep waiting", () => {
+    const p = createPruner({ preset: "balanced", rules: [hold], config: { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 0, pressureTokens: 0 } } });
+    let before: Message[] = [];
+    for (let i = 1; i <= 6; i++) p.transform((before = structuredClone(h.slice(0, i))));
+    expect(superseded(before, "prt_st1")).toBe(false); // sent before st2 came: waits for a batch
+    const ls2 = String(toolPart(before, "prt_ls2")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+    expect(ls2).toBeDefined();
+    p.manual(SID, { action: "discard", targets: [ls2!] }, h);
+    const after = structuredClone(h);
+    p.transform(after);
+    // ls2 stays in full beside the held ls1, so the sent prefix does not change: st1 keeps waiting
+    expect(String(toolPart(after, "prt_ls2")?.state?.output)).toContain(bigText("prt_ls2", 41));
+    expect(superseded(after, "prt_st1")).toBe(false);
+    expect(toolPart(after, "prt_st1")).toEqual(toolPart(before, "prt_st1"));
   });
 });
