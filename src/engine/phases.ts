@@ -428,6 +428,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       // an earlier `from` changes nothing when no forced view waited for its break-even and nothing
       // pending is behind the first change already
       if (first < from && !ran.mayRepay && !later.some((w) => !w.moved && w.node.index >= first)) break;
+      // a later one changes nothing when no verdict leaned on `from` between it and the first change,
+      // nor when nothing changes the sent prefix before the free break (nothing goes, as at `first`)
+      if (first > from && (ran.leans >= first || (first >= freeFrom && !ran.behindGoes))) break;
       // (a later one only moves pending wants back, never lets more go: after a few runs only earlier)
       if (first > from && run > 4) break;
       from = first;
@@ -439,7 +442,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   }
 
   /** One settle run with the first change to the sent prefix at `from`: what goes is what `due` holds unblocked. */
-  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean } {
+  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean; leans: number; behindGoes: boolean } {
     const dueOut = new Map<number, Wanted>();
     const laterOut = new Map<number, Wanted>();
     const forced = new Map<number, Wanted | undefined>(); // at most one forced want per older view
@@ -451,6 +454,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       else beside.set(o, [w]);
     };
     let mayRepay = false;
+    let leans = Infinity; // the first node whose verdict leaned on `from` (taken behind it, or a forced view let go)
     const blockedAt = new Map<number, Wanted>(); // the blocked want of each node (its own or forced)
     for (const w of due) if (w.slot === "output") dueOut.set(w.node.index, w);
     for (const w of later) if (w.slot === "output") laterOut.set(w.node.index, w);
@@ -468,6 +472,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       if (w.node.index >= from) {
         move(w);
         behind.add(w);
+        if (w.node.index < leans) leans = w.node.index;
       }
     // A worklist: each due output is checked against its older views once, and again only when one
     // of them is blocked after it was checked (a chain of views settles in one pass, not one per link).
@@ -487,7 +492,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           queue.push(pending);
         } else if (inDue) {
           if (beside.has(inDue)) besides(inDue, w);
-        } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
+        } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && leaned(o) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
           const f = forced.get(o.index)!;
           due.push(f);
           dueOut.set(o.index, f);
@@ -511,12 +516,31 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     // an older view brought in only beside newer views that are all blocked (or withdrawn) stays as
     // it was: a pending one stays pending, a forced one is not made
     const withdrawn = new Set<Wanted>();
-    for (let again = beside.size > 0; again; ) {
-      again = false;
-      for (const [o, newer] of beside)
-        if (!o.blocked && !withdrawn.has(o) && newer.every((w) => w.blocked || withdrawn.has(w))) {
-          withdrawn.add(o);
-          again = true;
+    if (beside.size > 0) {
+      const alive = new Map<Wanted, number>(); // newer views of each one that still go
+      const olderOf = new Map<Wanted, Wanted[]>();
+      const gone: Wanted[] = [];
+      for (const [o, newer] of beside) {
+        let n = 0;
+        for (const w of newer) {
+          if (!w.blocked) n++;
+          const list = olderOf.get(w);
+          if (list) list.push(o);
+          else olderOf.set(w, [o]);
+        }
+        alive.set(o, n);
+        if (n === 0 && !o.blocked) gone.push(o);
+      }
+      for (const o of gone) withdrawn.add(o);
+      while (gone.length > 0)
+        for (const o of olderOf.get(gone.pop()!) ?? []) {
+          if (o.blocked || withdrawn.has(o)) continue;
+          const n = alive.get(o)! - 1;
+          alive.set(o, n);
+          if (n === 0) {
+            withdrawn.add(o);
+            gone.push(o);
+          }
         }
     }
     if (withdrawn.size > 0) {
@@ -528,8 +552,17 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       due.length = kept;
     }
     let first = Infinity;
-    for (const w of due) if (!w.blocked && w.node.msgIndex <= sentIdx && w.node.index < first && !behind.has(w)) first = w.node.index;
-    return { first, mayRepay };
+    let behindGoes = false;
+    for (const w of due)
+      if (w.blocked || w.node.msgIndex > sentIdx) continue;
+      else if (behind.has(w)) behindGoes = true;
+      else if (w.node.index < first) first = w.node.index;
+    return { first, mayRepay, leans, behindGoes };
+
+    function leaned(o: PartNode): true {
+      if (o.msgIndex <= sentIdx && policy.breakEven > 0 && o.index < leans) leans = o.index;
+      return true;
+    }
   }
   /**
    * An older view whose supersede was not worth a change on its own (its output is no larger than
