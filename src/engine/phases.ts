@@ -421,18 +421,27 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const dueCount = due.length;
     let from = Math.min(freeFrom, start);
     for (const w of due) if (w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
+    // wants blocked at an earlier first change with no break-even waiting on the way: a later one
+    // lets less go, so they stay blocked whatever the calls since the cache was written
+    let firm: Set<Wanted> | undefined;
     for (let run = 1; ; run++) {
       const ran = settleAt(due, later, sentIdx, from);
+      if (firm !== undefined) for (const w of due) if (w.mayRepay && firm.has(w)) w.mayRepay = undefined;
       const first = Math.min(ran.first, freeFrom);
       if (first === from) break;
       // an earlier `from` changes nothing when no forced view waited for its break-even and nothing
       // pending is behind the first change already
       if (first < from && !ran.mayRepay && !later.some((w) => !w.moved && w.node.index >= first)) break;
-      // a later one changes nothing when no verdict leaned on `from` between it and the first change,
-      // nor when nothing changes the sent prefix before the free break (nothing goes, as at `first`)
-      if (first > from && (ran.leans >= first || (first >= freeFrom && !ran.behindGoes))) break;
+      // A later one lets nothing more go and nothing that went fail (what went leans on nothing
+      // before `first`, or `first` would be earlier); what it changes is which pending wants are
+      // taken behind the change. So it runs only when one taken before `first` went.
+      if (first > from && ran.behindGoing >= first) break;
       // (a later one only moves pending wants back, never lets more go: after a few runs only earlier)
       if (first > from && run > 4) break;
+      if (first > from) {
+        firm ??= new Set();
+        for (const w of due) if (w.blocked && !w.mayRepay) firm.add(w);
+      }
       from = first;
       due.length = dueCount;
       for (const w of due) w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
@@ -442,7 +451,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   }
 
   /** One settle run with the first change to the sent prefix at `from`: what goes is what `due` holds unblocked. */
-  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean; leans: number; behindGoes: boolean } {
+  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean; behindGoing: number } {
     const dueOut = new Map<number, Wanted>();
     const laterOut = new Map<number, Wanted>();
     const forced = new Map<number, Wanted | undefined>(); // at most one forced want per older view
@@ -454,7 +463,6 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       else beside.set(o, [w]);
     };
     let mayRepay = false;
-    let leans = Infinity; // the first node whose verdict leaned on `from` (taken behind it, or a forced view let go)
     const blockedAt = new Map<number, Wanted>(); // the blocked want of each node (its own or forced)
     for (const w of due) if (w.slot === "output") dueOut.set(w.node.index, w);
     for (const w of later) if (w.slot === "output") laterOut.set(w.node.index, w);
@@ -472,7 +480,6 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       if (w.node.index >= from) {
         move(w);
         behind.add(w);
-        if (w.node.index < leans) leans = w.node.index;
       }
     // A worklist: each due output is checked against its older views once, and again only when one
     // of them is blocked after it was checked (a chain of views settles in one pass, not one per link).
@@ -492,7 +499,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           queue.push(pending);
         } else if (inDue) {
           if (beside.has(inDue)) besides(inDue, w);
-        } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && leaned(o) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
+        } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
           const f = forced.get(o.index)!;
           due.push(f);
           dueOut.set(o.index, f);
@@ -552,17 +559,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       due.length = kept;
     }
     let first = Infinity;
-    let behindGoes = false;
+    let behindGoing = Infinity; // the first pending want that went only because it is behind `from`
     for (const w of due)
       if (w.blocked || w.node.msgIndex > sentIdx) continue;
-      else if (behind.has(w)) behindGoes = true;
+      else if (behind.has(w)) behindGoing = Math.min(behindGoing, w.node.index);
       else if (w.node.index < first) first = w.node.index;
-    return { first, mayRepay, leans, behindGoes };
-
-    function leaned(o: PartNode): true {
-      if (o.msgIndex <= sentIdx && policy.breakEven > 0 && o.index < leans) leans = o.index;
-      return true;
-    }
+    return { first, mayRepay, behindGoing };
   }
   /**
    * An older view whose supersede was not worth a change on its own (its output is no larger than
