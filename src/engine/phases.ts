@@ -121,7 +121,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
 
   // regret: the model's answer to the last request re-ran calls whose output it had hidden; a rule
   // with regretLimit events in this session decides no new parts (its earlier decisions stay)
-  if (noteReruns(state, nodes, rt.slots, rt.reruns, sentMessageIndex()) > 0) rt.backedOff.forget();
+  const sentIdx = sentMessageIndex(); // the previous call's prompt ended at this message
+  if (noteReruns(state, nodes, rt.slots, rt.reruns, sentIdx) > 0) rt.backedOff.forget();
   const backedOff = rt.backedOff.rules(state, policy.regretLimit ?? 0);
 
   // Blocked wants carried from the last call (parked.ts) stand as wanted again, unless their part is
@@ -328,7 +329,6 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // changes, everything pending behind that point goes in the same call (it costs no more), and an
   // older view of a thing is never left in full while a newer view of it is pruned.
   function commit(active: Wanted[]) {
-    const sentIdx = sentMessageIndex();
     // Parked wants are pending wants on sent parts that settle would block: counted here, left out
     // of the lists. Where one is on a part not sent yet, or the batch stays pending (settle may then
     // move them), they are taken in, in their place, and decided as any other.
@@ -681,10 +681,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     return Infinity;
   }
 
+  /**
+   * The index of the last message the previous call sent. A history may repeat message ids
+   * (OpenCode's do not); then the first message with that id is taken: assuming less was sent
+   * costs at most a cache write, while assuming more leaves decisions on unsent parts waiting
+   * behind a change of the prefix (a later message reusing the id hid the new user turn's break).
+   */
   function sentMessageIndex(): number {
     if (state.sentUpTo === undefined) return -1; // nothing sent yet: everything is tail
-    const msgs = graph.messages;
-    for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.info?.id === state.sentUpTo) return i;
-    return msgs.length; // prefix unknown (compaction, revert): treat all as sent
+    const i = graph.messages.findIndex((m) => m?.info?.id === state.sentUpTo);
+    return i >= 0 ? i : graph.messages.length; // prefix unknown (compaction, revert): treat all as sent
   }
 }

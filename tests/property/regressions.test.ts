@@ -457,3 +457,42 @@ describe("a fault in the middle of the graph walk (fail-open.test.ts nightly, se
   });
 });
 
+
+describe("a later message reusing the id of the last one sent (commit-invariants.test.ts, seed 1978246334: dupMsgs + swaps)", () => {
+  // The previous call sent [user, assistant with reasoning]; this call adds an assistant message
+  // with an errored read (compact trims its output) and a new user message, which drops the
+  // reasoning from the prompt: the sent prefix changes, and nothing may wait behind it. The new
+  // user message repeats the assistant's message id (OpenCode's ids are unique; the generator's
+  // are not). The engine found where the last call's prompt ended by the last message with that
+  // id, so it took the unsent read for sent and the new user turn for an old one (no free
+  // reasoning break): the trim waited, pending behind the change. The first message with the id
+  // is taken now, and the history renders as the same one with unique ids does.
+  const at = (k: number) => 1_700_000_000_000 + k * 1000;
+  const P = (id: string, m: string, type: string, extra = {}) => ({ id, sessionID: sid, messageID: m, type, ...extra });
+  const history = (newUserId: string): Message[] => [
+    { info: { id: "m1", sessionID: sid, role: "user", time: { created: at(0) } }, parts: [P("p1", "m1", "text", { text: "go" })] },
+    { info: { id: "m2", sessionID: sid, role: "assistant", time: { created: at(1) } }, parts: [P("p2", "m2", "reasoning", { text: "thinking" })] },
+    {
+      info: { id: "m3", sessionID: sid, role: "assistant", time: { created: at(2) } },
+      parts: [P("p3", "m3", "tool", { tool: "read", callID: "c3", state: { status: "error", input: { filePath: "src/a.ts" }, error: "x".repeat(360), time: { start: 1, end: 2 } } })],
+    },
+    { info: { id: newUserId, sessionID: sid, role: "user", time: { created: at(3) } }, parts: [P("p4", newUserId, "text", { text: "next" })] },
+  ];
+  const secondCall = (newUserId: string) => {
+    const pruner = createPruner({ preset: "compact", config: { protectedTools: [], protectedFiles: [] } });
+    pruner.transform(history(newUserId).slice(0, 2), { now: at(10) });
+    const out = history(newUserId);
+    pruner.transform(out, { now: at(11) });
+    return { out, pending: pruner.lastCall(sid)?.pendingParts };
+  };
+
+  it("nothing waits behind the dropped reasoning, and the prompt is the one unique ids give", () => {
+    const unique = secondCall("m4");
+    expect(unique.pending).toEqual([]);
+    expect((unique.out[2].parts[0].state?.error as string).length).toBeLessThan(360); // compact does trim it
+    const dup = secondCall("m2");
+    // actual before the fix: [{ partId: "p3", slot: "output" }], and the error went out whole
+    expect(dup.pending).toEqual([]);
+    expect(dup.out.map((m) => m.parts)).toEqual(unique.out.map((m) => m.parts.map((p) => (p.messageID === "m4" ? { ...p, messageID: "m2" } : p))));
+  });
+});
