@@ -7,6 +7,7 @@
 // message as its own words. With `idsFromTokens: 0` they go into the system prompt from the first
 // call instead.
 import type { Graph } from "../graph/graph.js";
+import { lastUserIndex } from "../graph/prompt.js";
 import type { HostProfile } from "../graph/host.js";
 import type { Message } from "../graph/types.js";
 import { setUndoable, type Undo } from "./write-log.js";
@@ -60,7 +61,11 @@ export function updateIntroAnchor(state: SessionState, graph: Graph, threshold: 
  */
 function reasoningThisTurn(graph: Graph): boolean {
   const nodes = graph.nodes;
-  for (let i = nodes.length - 1; i >= 0 && nodes[i].msgIndex > graph.lastUserMsgIndex; i--) {
+  // the turn starts at the last user message the provider receives anything of (one that sends
+  // nothing, an empty text say, does not start one); a hand-built graph has no host to tell
+  const host = graph.clock?.host;
+  const lastUser = host ? lastUserIndex(graph.messages, host) : graph.lastUserMsgIndex;
+  for (let i = nodes.length - 1; i >= 0 && nodes[i].msgIndex > lastUser; i--) {
     const n = nodes[i];
     if (n.part.type === "reasoning" && typeof n.part.text === "string" && n.part.text !== "" && n.message.info?.role === "assistant") return true;
   }

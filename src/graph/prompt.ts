@@ -66,7 +66,7 @@ export function isSkippedAssistant(message: Message, host: HostProfile): boolean
 
 /** The last user message the provider receives: one left with nothing to send (notices of ignored parts only) is dropped. */
 export function lastUserIndex(context: Message[], host: HostProfile): number {
-  for (let i = context.length - 1; i >= 0; i--) if (context[i].info.role === "user" && renderMessage(context[i], false, host).length > 0) return i;
+  for (let i = context.length - 1; i >= 0; i--) if (context[i]?.info?.role === "user" && renderMessage(context[i], false, host).length > 0) return i;
   return -1;
 }
 

@@ -138,6 +138,26 @@ describe("deferred ids and instructions", () => {
     expect(out[4][5].info.id).toBe(h[5].info.id);
   });
 
+  it("a user message that sends nothing does not start a turn: the turn's reasoning still holds the note back", () => {
+    // property tests, seed 741498959: an empty user text counted as a user turn, so the note followed it
+    // and, as the first user message the provider receives since, dropped the reasoning before it
+    const thinking = (m: Message): Message => {
+      m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
+      return m;
+    };
+    const h = [...session().slice(0, 5).map((m) => (m.info.role === "assistant" ? thinking(m) : m)), user(""), thinking(assistant([], "done"))];
+    const p = createPruner({ config });
+    const out = calls(h).map((i) => {
+      const ctx = structuredClone(h.slice(0, i));
+      p.transform(ctx);
+      return ctx;
+    });
+    for (const ctx of out) {
+      expect(intros(ctx)).toEqual([]);
+      expect(tagged(ctx)).toEqual([]);
+    }
+  });
+
   it("with idsFromTokens 0 the instructions are in the system prompt and ids start at once", () => {
     const h = session();
     const p = createPruner({ config: { ...config, idsFromTokens: 0 } });
