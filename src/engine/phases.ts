@@ -5,7 +5,7 @@
 import { inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
-import { renderMessage } from "../graph/prompt.js";
+import { lastUserIndex } from "../graph/prompt.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
@@ -659,12 +659,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const msgs = graph.messages;
     if (sentIdx < 0 || graph.lastUserMsgIndex <= sentIdx) return Infinity;
     // the provider's last user message is the last one it receives any content of (prompt.ts)
-    const lastUserUpTo = (end: number) => {
-      for (let i = end; i >= 0; i--) if (msgs[i]?.info?.role === "user" && renderMessage(msgs[i], false, rt.host).length > 0) return i;
-      return -1;
-    };
-    if (lastUserUpTo(msgs.length - 1) <= sentIdx) return Infinity; // no new user message it receives
-    const sentUser = lastUserUpTo(sentIdx); // the last call sent the reasoning after this message
+    if (lastUserIndex(msgs, rt.host) <= sentIdx) return Infinity; // no new user message it receives
+    const sentUser = lastUserIndex(msgs, rt.host, sentIdx); // the last call sent the reasoning after this message
     let lo = 0; // nodes are in message order: the first node after sentUser
     for (let hi = nodes.length; lo < hi; ) {
       const mid = (lo + hi) >>> 1;

@@ -64,9 +64,9 @@ export function isSkippedAssistant(message: Message, host: HostProfile): boolean
   return !!error && error.name !== host.abortedError;
 }
 
-/** The last user message the provider receives: one left with nothing to send (notices of ignored parts only) is dropped. */
-export function lastUserIndex(context: Message[], host: HostProfile): number {
-  for (let i = context.length - 1; i >= 0; i--) if (context[i]?.info?.role === "user" && renderMessage(context[i], false, host).length > 0) return i;
+/** The last user message the provider receives, up to `end`: one left with nothing to send (notices of ignored parts only, empty text) is dropped. */
+export function lastUserIndex(context: Message[], host: HostProfile, end = context.length - 1): number {
+  for (let i = end; i >= 0; i--) if (context[i]?.info?.role === "user" && renderMessage(context[i], false, host).length > 0) return i;
   return -1;
 }
 
