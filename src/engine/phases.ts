@@ -685,7 +685,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    */
   function sentMessageIndex(): number {
     if (state.sentUpTo === undefined) return -1; // nothing sent yet: everything is tail
-    const i = graph.messages.findIndex((m) => m?.info?.id === state.sentUpTo);
+    // the walk found it when it was asked for this id (no second pass over the messages)
+    const i = graph.anchor2 === state.sentUpTo && graph.anchorIndex2 !== undefined ? graph.anchorIndex2 : graph.messages.findIndex((m) => m?.info?.id === state.sentUpTo);
     return i >= 0 ? i : graph.messages.length; // prefix unknown (compaction, revert): treat all as sent
   }
 }

@@ -282,7 +282,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
   function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, carried?: (i: number, part: Part) => void) {
     rt.lastCall = { count: messages.length, lastId };
     rt.dirty = false;
-    const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, carried });
+    const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, anchor2: rt.state.sentUpTo, carried });
     const seenBefore = rt.processed;
     const rebuilt = rt.update(graph);
     if (rt.replayManual) replayManualCalls(rt, messages);

@@ -36,6 +36,8 @@ export interface BuildOptions {
   host: HostProfile;
   /** A message id whose first place the graph reports (Graph.anchorIndex), found by the walk. */
   anchor?: string;
+  /** A second such id (Graph.anchorIndex2): the walk reads every message's id anyway. */
+  anchor2?: string;
   /**
    * Called with each carried-over node's index and the copy's part at its place, while the walk
    * holds the part (the engine renders unchanged plans there: its objects are in cache then).
@@ -58,6 +60,9 @@ export interface Graph {
   clock?: Clock;
   /** Index of the first message whose id is BuildOptions.anchor; -1 if none (or none asked). */
   anchorIndex?: number;
+  /** The same for BuildOptions.anchor2, with the id it was asked for. */
+  anchorIndex2?: number;
+  anchor2?: string;
   /** What the next walk compares for each node (buildGraph's graphs only; see WalkKeys). */
   keys?: WalkKeys;
 }
@@ -248,14 +253,19 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   let chars = 0; // running total for charsThrough
   // Reused nodes read the totals from the clock they were built with: one clock per session.
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0, host: opts.host };
-  const { anchor, carried } = opts;
+  const { anchor, anchor2, carried } = opts;
   let anchorIndex = -1;
+  let anchorIndex2 = -1;
   let sessionID: string;
   let byId: Map<string, PartNode>;
   try {
     for (let mi = 0; mi < messages.length; mi++) {
       const m = messages[mi];
-      if (anchor !== undefined && anchorIndex < 0 && m?.info?.id === anchor) anchorIndex = mi;
+      if ((anchor !== undefined && anchorIndex < 0) || (anchor2 !== undefined && anchorIndex2 < 0)) {
+        const id = m?.info?.id;
+        if (anchorIndex < 0 && id === anchor) anchorIndex = mi;
+        if (anchorIndex2 < 0 && id === anchor2) anchorIndex2 = mi;
+      }
       if (!m || !Array.isArray(m.parts)) continue;
       const parts = m.parts;
       if (isUserMessage(m)) {
@@ -344,5 +354,5 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   clock.turns = turn;
   clock.calls = calls;
   clock.tokens = tokens;
-  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex, keys };
+  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex, anchorIndex2, anchor2, keys };
 }

@@ -58,3 +58,15 @@ describe("carrying nodes over", () => {
     for (const n of g2.nodes) expect(g2.byId.get(n.part.id)).toBe(n);
   });
 });
+
+describe("anchors", () => {
+  it("the walk reports the first place of each asked message id, carried-over or new, and -1 for one it does not meet", () => {
+    const h = [msg("user", "go"), msg("assistant", "a"), msg("assistant", "b"), msg("user", "next")];
+    // a later message repeating an id: the first place is the one reported
+    h.push({ ...msg("assistant", "c"), info: { ...h[1].info } });
+    const g = buildGraph(h, undefined, { host: OPENCODE, anchor: h[2].info.id, anchor2: h[1].info.id });
+    expect([g.anchorIndex, g.anchorIndex2, g.anchor2]).toEqual([2, 1, h[1].info.id]);
+    const next = buildGraph([...h, msg("assistant", "d")], g, { host: OPENCODE, anchor: "msg_none", anchor2: h[3].info.id });
+    expect([next.anchorIndex, next.anchorIndex2]).toEqual([-1, 3]);
+  });
+});
