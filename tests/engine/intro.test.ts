@@ -21,6 +21,22 @@ const session = (): Message[] => [
   assistant([], "done"),
 ];
 const config = { preset: "verbose", tool: true, idsFromTokens: 8_000 };
+/** The session of a thinking model, `next` (a user message) before its last step. */
+const thinkingSession = (next: Message): Message[] => [...session().slice(0, 5).map((m) => (m.info.role === "assistant" ? thinking(m) : m)), next, thinking(assistant([], "done"))];
+/** The prompt of every call of `h`, through one pruner. */
+const replay = (h: Message[]): Message[][] => {
+  const p = createPruner({ config });
+  return calls(h).map((i) => {
+    const ctx = structuredClone(h.slice(0, i));
+    p.transform(ctx);
+    return ctx;
+  });
+};
+/** The message with a reasoning part before its other parts (a thinking model's step). */
+const thinking = (m: Message): Message => {
+  m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
+  return m;
+};
 /** What the provider receives: step-start markers are never sent (and verbose drops them). */
 const sent = (ms: Message[]) => ms.map((m) => ({ ...m, parts: m.parts.filter((p) => p.type !== "step-start") }));
 const calls = (h: Message[]) => h.map((m, i) => i).filter((i) => h[i].info.role === "assistant");
@@ -117,17 +133,8 @@ describe("deferred ids and instructions", () => {
   });
 
   it("with reasoning in the current turn, the instructions wait for the next user message (a user message mid-turn would drop that reasoning)", () => {
-    const thinking = (m: Message): Message => {
-      m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
-      return m;
-    };
-    const h = [...session().slice(0, 5).map((m) => (m.info.role === "assistant" ? thinking(m) : m)), user("next, please"), thinking(assistant([], "done"))];
-    const p = createPruner({ config });
-    const out = calls(h).map((i) => {
-      const ctx = structuredClone(h.slice(0, i));
-      p.transform(ctx);
-      return ctx;
-    });
+    const h = thinkingSession(user("next, please"));
+    const out = replay(h);
     // calls 3-4 are past the threshold, but their turn has reasoning: no note, no ids yet
     for (const ctx of out.slice(0, 4)) {
       expect(intros(ctx)).toEqual([]);
@@ -141,17 +148,8 @@ describe("deferred ids and instructions", () => {
   it("a user message that sends nothing does not start a turn: the turn's reasoning still holds the note back", () => {
     // property tests, seed 741498959: an empty user text counted as a user turn, so the note followed it
     // and, as the first user message the provider receives since, dropped the reasoning before it
-    const thinking = (m: Message): Message => {
-      m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
-      return m;
-    };
-    const h = [...session().slice(0, 5).map((m) => (m.info.role === "assistant" ? thinking(m) : m)), user(""), thinking(assistant([], "done"))];
-    const p = createPruner({ config });
-    const out = calls(h).map((i) => {
-      const ctx = structuredClone(h.slice(0, i));
-      p.transform(ctx);
-      return ctx;
-    });
+    const h = thinkingSession(user(""));
+    const out = replay(h);
     for (const ctx of out) {
       expect(intros(ctx)).toEqual([]);
       expect(tagged(ctx)).toEqual([]);
