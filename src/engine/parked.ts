@@ -52,8 +52,9 @@ export interface Wanted {
   blocked?: boolean;
   blocker?: number;
   /**
-   * Blocked only because forcing its blocker aside did not repay on this call (phases.ts
-   * forcedRepays): the calls since the cache was written grow, so a later call may repay it. Never parked.
+   * Blocked only because forcing an older view aside did not repay on this call (phases.ts
+   * forcedRepays), its blocker or one further down its chain of views: the calls since the cache was
+   * written grow, and the first change to the sent prefix moves, so a later call may repay it. Never parked.
    */
   mayRepay?: boolean;
 }

@@ -108,6 +108,11 @@ export function evaluateProtection(rt: SessionRuntime): void {
   }
 }
 
+/** A want as commit found it, before settle moved, blocked or marked it. */
+function unsettled(w: Wanted): void {
+  w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
+}
+
 export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number, now: number): Omit<CallResult, "rebuilt" | "walked"> {
   const { graph, state, rules } = rt;
   const nodes = graph.nodes;
@@ -306,8 +311,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const add = (p: Wanted) => {
       const mark = p.mark!;
       if (rt.pendingMarks.get(mark.node.part.id) !== mark || mark.node.index !== p.node.index) return; // not pending: the walk would not meet it
-      p.moved = p.blocked = p.mayRepay = undefined;
-      p.blocker = undefined;
+      unsettled(p);
       extra.push(p);
     };
     for (const p of woken.values()) add(p);
@@ -444,8 +448,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       }
       from = first;
       due.length = dueCount;
-      for (const w of due) w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
-      for (const w of later) w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
+      for (const w of due) unsettled(w);
+      for (const w of later) unsettled(w);
     }
     return later.filter((w) => !w.moved);
   }
@@ -579,8 +583,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     let f = mark.forcedWant;
     if (f === undefined) f = mark.forcedWant = { node: o, slot: "output", rule: mark.rule, patch: c.patch, tokens: c.tokens, by: mark.by, moved: true };
     else {
+      unsettled(f);
       f.moved = true;
-      f.blocked = f.blocker = f.mayRepay = undefined;
     }
     return f;
   }
