@@ -353,8 +353,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const bound = parked.repayBound;
     if (bound !== undefined && !(Math.max(1, callsSinceCached()) < bound.wakeAt && sentIdx >= bound.sentIdx && policy.breakEven === bound.breakEven)) wakeRepaying();
     let b = batch(active, freeFrom, pressure);
-    // (their first change is known only once settled: where it moved, settle again with them in)
-    if (!b.allIn && parked.repayCount > 0 && !(b.settled.once && b.settled.from === parked.repayBound!.from)) {
+    // (their first change is known only once settled: where it moved, settle again with them in;
+    // also where they were taken in with all parked wants, so that none goes through while parked)
+    if (parked.repayCount > 0 && !(b.settled.once && b.settled.from === parked.repayBound!.from)) {
       for (const w of active) unsettled(w);
       wakeRepaying();
       b = batch(active, freeFrom, pressure);
@@ -376,10 +377,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       rt.committedNow.push(w.node.index);
       slots[w.slot] = d;
       noteDecision(state, id);
-      if (w.slot !== "output") continue;
-      rt.pendingMarks.delete(id);
-      // a parked want taken in with all of them (batch) that went through is parked no more
-      if (parked.size > 0 && parked.has(w.node.index)) parked.unpark(w.node.index);
+      if (w.slot === "output") rt.pendingMarks.delete(id);
     }
     if (parks) park(due, settled);
     const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
@@ -394,10 +392,10 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   /**
    * The due and pending wants, settled. Parked wants are pending wants on sent parts that settle
    * would block: counted here, left out of the lists. Where one is on a part not sent yet, or the
-   * batch stays pending (settle may then move them), they are all taken in (`allIn`), in their
-   * place, and decided as any other.
+   * batch stays pending (settle may then move them), they are all taken in, in their place, and
+   * decided as any other.
    */
-  function batch(active: Wanted[], freeFrom: number, pressure: boolean): { due: Wanted[]; settled: Settled; allIn: boolean } {
+  function batch(active: Wanted[], freeFrom: number, pressure: boolean): { due: Wanted[]; settled: Settled } {
     const summary = parked.size > 0 ? parked.summary() : undefined;
     const withAll = summary !== undefined && summary.lastMsg > sentIdx;
     const outside = summary !== undefined && !withAll ? summary : undefined;
@@ -408,16 +406,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     // settle starts from the first due want on the sent prefix, as if every due want went through;
     // the parked wants go with the batch too, blocked again, and count there as they would evaluated
     let start = Infinity;
-    let allIn = withAll;
     if (pendingCount > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(firstOf(later, outside), pendingTokens, freeFrom)))) {
       due.push(...later);
       later = [];
       if (outside) start = outside.first;
-    } else if (outside) {
-      [due, later] = split(withParked(active, true), sentIdx);
-      allIn = true;
-    }
-    return { due, settled: settle(due, later, sentIdx, freeFrom, start), allIn };
+    } else if (outside) [due, later] = split(withParked(active, true), sentIdx);
+    return { due, settled: settle(due, later, sentIdx, freeFrom, start) };
   }
 
   /** Decisions due now (manual ones, and those on parts not sent yet) and those that may wait. */
