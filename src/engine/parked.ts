@@ -11,11 +11,13 @@
 // part is protected or its rule backs off, and all at once when the session's state changed between
 // calls (a prune request, restore or sweep) or the caches are rebuilt.
 //
-// A want blocked only for want of a break-even (Wanted.mayRepay) is parked under a wake bound
-// (RepayBound): its chain stays blocked while the first change to the sent prefix is where it was
-// parked (settle's `from`), the calls since the cache was written stay below the fewest at which a
-// link that did not repay would, and the sent prefix does not shrink. Commit wakes all of them, in
-// their place, on a call where the bound may not hold (phases.ts).
+// A want blocked only for want of a break-even (Wanted.mayRepay) is parked too, under a wake bound
+// (RepayBound), and only from a call whose settle ran once: its chain stays blocked while the
+// first change to the sent prefix (settle's `from`) is where it was parked, the calls since the
+// cache was written stay below the fewest at which a link that did not repay would, and the sent
+// prefix does not shrink (a longer span from the older view only repays less). Commit wakes all
+// of them, with what depends on them, before settling when the calls or the sent prefix break the
+// bound, and settles again with them in when the call did not settle once at that first change.
 import type { PartNode } from "../graph/graph.js";
 import type { Patch } from "./actions/index.js";
 import type { CompiledRule } from "./ruleset.js";
