@@ -10,6 +10,14 @@
 // unparked, with every parked want that depends on it, when its blocker gets wanted, when its own
 // part is protected or its rule backs off, and all at once when the session's state changed between
 // calls (a prune request, restore or sweep) or the caches are rebuilt.
+//
+// A want blocked only for want of a break-even (Wanted.mayRepay) is parked too, under a wake bound
+// (RepayBound), and only from a call whose settle ran once: its chain stays blocked while the
+// first change to the sent prefix (settle's `from`) is where it was parked, the calls since the
+// cache was written stay below the fewest at which a link that did not repay would, and the sent
+// prefix does not shrink (a longer span from the older view only repays less). Commit wakes all
+// of them, with what depends on them, before settling when the calls or the sent prefix break the
+// bound, and settles again with them in when the call did not settle once at that first change.
 import type { PartNode } from "../graph/graph.js";
 import type { Patch } from "./actions/index.js";
 import type { CompiledRule } from "./ruleset.js";
@@ -54,9 +62,26 @@ export interface Wanted {
   /**
    * Blocked only because forcing an older view aside did not repay on this call (phases.ts
    * forcedRepays), its blocker or one further down its chain of views: the calls since the cache was
-   * written grow, and the first change to the sent prefix moves, so a later call may repay it. Never parked.
+   * written grow, and the first change to the sent prefix moves, so a later call may repay it.
+   * Parked only under a wake bound (RepayBound).
    */
   mayRepay?: boolean;
+}
+
+/**
+ * What keeps the parked mayRepay wants blocked (phases.ts forcedRepays is false for a link that
+ * does not repay while `from` stays, the calls since the cache was written stay below `wakeAt`,
+ * and the older view stays sent; a link that was free or repaid stays so): the settle run they
+ * were blocked in, and every later call they stayed parked through, settled once at `from`.
+ */
+export interface RepayBound {
+  /** The first change to the sent prefix of that settle run. */
+  from: number;
+  /** The fewest calls since the cache was written at which a link that did not repay might (floor: a call early is safe). */
+  wakeAt: number;
+  /** The lowest previous call's last message index they were parked at. */
+  sentIdx: number;
+  breakEven: number;
 }
 
 /** Off only in tests: the calls then run without parking, as the reference the parked calls must equal (tests/engine/parked.test.ts). */
@@ -75,6 +100,9 @@ export interface ParkedSummary {
 export class ParkedWants<W extends Wanted = Wanted> {
   /** Node index → the parked want on that part's output, and the node index of its blocker. */
   private readonly byNode = new Map<number, { want: W; blocker: number }>();
+  /** Node indexes of the parked wants blocked for want of a break-even (Wanted.mayRepay), and what keeps them blocked. */
+  private readonly repaying = new Set<number>();
+  private bound?: RepayBound;
   /** Blocker node index → the node indexes of the parked wants it blocks. */
   private readonly dependents = new Map<number, Set<number>>();
   /** Node index → the parked want's rule id: the entries they stand for in SessionRuntime.decidedNow. */
@@ -114,6 +142,37 @@ export class ParkedWants<W extends Wanted = Wanted> {
     return this.dependents.has(i);
   }
 
+  /** Parked wants blocked for want of a break-even (parkRepaying). */
+  get repayCount(): number {
+    return this.repaying.size;
+  }
+
+  /** What keeps them blocked (undefined when none is parked). */
+  get repayBound(): Readonly<RepayBound> | undefined {
+    return this.repaying.size > 0 ? this.bound : undefined;
+  }
+
+  /**
+   * Parks a want blocked for want of a break-even, in a settle run under `bound`: with those parked
+   * already, only at the same first change (the bound then narrows to both).
+   */
+  parkRepaying(want: W, blocker: number, bound: RepayBound): boolean {
+    const i = want.node.index;
+    if (this.byNode.has(i)) return false;
+    const b = this.repayBound;
+    if (b !== undefined && (b.from !== bound.from || b.breakEven !== bound.breakEven)) return false;
+    this.bound = b === undefined ? { ...bound } : { ...b, wakeAt: Math.min(b.wakeAt, bound.wakeAt), sentIdx: Math.min(b.sentIdx, bound.sentIdx) };
+    this.park(want, blocker);
+    this.repaying.add(i);
+    return true;
+  }
+
+  /** Unparks every want parked for want of a break-even, with what depends on them; returns the wants unparked. */
+  unparkRepaying(out: W[] = []): W[] {
+    for (const i of [...this.repaying]) this.unpark(i, out);
+    return out;
+  }
+
   park(want: W, blocker: number): void {
     const i = want.node.index;
     if (this.byNode.has(i)) return;
@@ -139,6 +198,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
       const w = own.want;
       if (!this.parkedSince.has(i) && !this.unparkedSince.has(i)) this.unparkedSince.set(i, w.rule.id);
       this.byNode.delete(i);
+      this.repaying.delete(i);
       this.rules.delete(i);
       const left = this.perRule.get(w.rule.id)! - 1;
       if (left > 0) this.perRule.set(w.rule.id, left);
@@ -208,6 +268,8 @@ export class ParkedWants<W extends Wanted = Wanted> {
       this.freed.push(want.node.index);
     }
     this.byNode.clear();
+    this.repaying.clear();
+    this.bound = undefined;
     this.dependents.clear();
     this.rules.clear();
     this.perRule.clear();

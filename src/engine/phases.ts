@@ -13,7 +13,7 @@ import { decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch } from "./manual.js";
 import { noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
-import { DecidedNow, parking, type Decider, type ParkedSummary, type SupersedeMark, type Wanted } from "./parked.js";
+import { DecidedNow, parking, type Decider, type ParkedSummary, type RepayBound, type SupersedeMark, type Wanted } from "./parked.js";
 
 /** The model's own requests: applied on the call after it asked, wherever they are. */
 const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
@@ -111,6 +111,17 @@ export function evaluateProtection(rt: SessionRuntime): void {
 /** A want as commit found it, before settle moved, blocked or marked it. */
 function unsettled(w: Wanted): void {
   w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
+}
+
+/** What settle decided, besides what stays pending: how it got there, which the parked mayRepay wants lean on (parked.ts RepayBound). */
+interface Settled {
+  later: Wanted[];
+  /** The first change to the sent prefix of the last run. */
+  from: number;
+  /** It settled in one run, and what went through starts at or after `from` (the runs never asked whether a blocked want may repay). */
+  once: boolean;
+  /** RepayBound.wakeAt of the last run's links that did not repay (Infinity: none). */
+  wakeAt: number;
 }
 
 export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens: number, now: number): Omit<CallResult, "rebuilt" | "walked"> {
@@ -333,29 +344,24 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // changes, everything pending behind that point goes in the same call (it costs no more), and an
   // older view of a thing is never left in full while a newer view of it is pruned.
   function commit(active: Wanted[]) {
-    // Parked wants are pending wants on sent parts that settle would block: counted here, left out
-    // of the lists. Where one is on a part not sent yet, or the batch stays pending (settle may then
-    // move them), they are taken in, in their place, and decided as any other.
-    const summary = parked.size > 0 ? parked.summary() : undefined;
-    const withAll = summary !== undefined && summary.lastMsg > sentIdx;
-    const outside = summary !== undefined && !withAll ? summary : undefined;
-    let [due, later] = split(withAll || woken.size > 0 ? withParked(active, withAll) : active, sentIdx);
     const expired = !plain && cacheExpired(sentIdx);
     if (expired) state.cachedSince = state.calls;
     const freeFrom = plain ? Infinity : expired ? 0 : reasoningBreak(sentIdx);
-    // a plain batch counts the outputs it prunes, as the pruners it reproduces do
-    const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0) + (outside?.tokens ?? 0);
-    const pendingCount = later.length + (outside?.count ?? 0);
     const pressure = policy.pressureTokens > 0 && promptTokens >= policy.pressureTokens;
-    // settle starts from the first due want on the sent prefix, as if every due want went through;
-    // the parked wants go with the batch too, blocked again, and count there as they would evaluated
-    let start = Infinity;
-    if (pendingCount > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(firstOf(later, outside), pendingTokens, freeFrom)))) {
-      due.push(...later);
-      later = [];
-      if (outside) start = outside.first;
-    } else if (outside) [due, later] = split(withParked(active, true), sentIdx);
-    later = settle(due, later, sentIdx, freeFrom, start);
+    // The wants parked for want of a break-even stay out of settle only while their bound holds
+    // (parked.ts RepayBound); otherwise they are woken and decided in their place, as evaluated.
+    const bound = parked.repayBound;
+    if (bound !== undefined && !(Math.max(1, callsSinceCached()) < bound.wakeAt && sentIdx >= bound.sentIdx && policy.breakEven === bound.breakEven)) wakeRepaying();
+    let b = batch(active, freeFrom, pressure);
+    // (their first change is known only once settled: where it moved, settle again with them in;
+    // also where they were taken in with all parked wants, so that none goes through while parked)
+    if (parked.repayCount > 0 && !(b.settled.once && b.settled.from === parked.repayBound!.from)) {
+      for (const w of active) unsettled(w);
+      wakeRepaying();
+      b = batch(active, freeFrom, pressure);
+    }
+    const { due, settled } = b;
+    const later = settled.later;
     rt.committedNow = [];
     for (const w of due) {
       if (w.blocked) continue;
@@ -373,9 +379,39 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       noteDecision(state, id);
       if (w.slot === "output") rt.pendingMarks.delete(id);
     }
-    if (parks) park(due);
+    if (parks) park(due, settled);
     const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
     return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0), parked: parked.size, waiting: waiting() };
+  }
+
+  /** The wants parked for want of a break-even (and what leans on them) are taken into commit again, in their place. */
+  function wakeRepaying() {
+    for (const w of parked.unparkRepaying()) woken.set(w.node.index, w);
+  }
+
+  /**
+   * The due and pending wants, settled. Parked wants are pending wants on sent parts that settle
+   * would block: counted here, left out of the lists. Where one is on a part not sent yet, or the
+   * batch stays pending (settle may then move them), they are all taken in, in their place, and
+   * decided as any other.
+   */
+  function batch(active: Wanted[], freeFrom: number, pressure: boolean): { due: Wanted[]; settled: Settled } {
+    const summary = parked.size > 0 ? parked.summary() : undefined;
+    const withAll = summary !== undefined && summary.lastMsg > sentIdx;
+    const outside = summary !== undefined && !withAll ? summary : undefined;
+    let [due, later] = split(withAll || woken.size > 0 ? withParked(active, withAll) : active, sentIdx);
+    // a plain batch counts the outputs it prunes, as the pruners it reproduces do
+    const pendingTokens = later.reduce((s, w) => s + (plain ? tokensOf(slotChars(w.node, w.patch)) : w.tokens), 0) + (outside?.tokens ?? 0);
+    const pendingCount = later.length + (outside?.count ?? 0);
+    // settle starts from the first due want on the sent prefix, as if every due want went through;
+    // the parked wants go with the batch too, blocked again, and count there as they would evaluated
+    let start = Infinity;
+    if (pendingCount > 0 && (pendingTokens >= policy.minTokens || pressure || (!plain && paysOff(firstOf(later, outside), pendingTokens, freeFrom)))) {
+      due.push(...later);
+      later = [];
+      if (outside) start = outside.first;
+    } else if (outside) [due, later] = split(withParked(active, true), sentIdx);
+    return { due, settled: settle(due, later, sentIdx, freeFrom, start) };
   }
 
   /** Decisions due now (manual ones, and those on parts not sent yet) and those that may wait. */
@@ -396,14 +432,18 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   /**
    * Parks the blocked supersede wants whose blocker is parked or wanted by nothing on this call (and
    * undecided): the next calls skip them until that changes (parked.ts). Oldest first, so that a
-   * chain of views parks whole.
+   * chain of views parks whole. One blocked for want of a break-even is parked under a wake bound,
+   * only when settle ran once (its block was not asked whether it may repay: parked.ts RepayBound).
    */
-  function park(due: Wanted[]) {
-    const blocked = due.filter((w) => w.blocked && !w.mayRepay && w.mark !== undefined && !parked.has(w.node.index));
+  function park(due: Wanted[], settled: Settled) {
+    const blocked = due.filter((w) => w.blocked && (!w.mayRepay || settled.once) && w.mark !== undefined && !parked.has(w.node.index));
     blocked.sort((a, b) => a.node.index - b.node.index);
+    const bound: RepayBound = { from: settled.from, wakeAt: settled.wakeAt, sentIdx, breakEven: policy.breakEven };
     for (const w of blocked) {
       const b = w.blocker!;
-      if (parked.has(b) || (!rt.decidedNow.has(b) && slotsOf[b]?.output === undefined)) parked.park(w, b);
+      if (!(parked.has(b) || (!rt.decidedNow.has(b) && slotsOf[b]?.output === undefined))) continue;
+      if (w.mayRepay) parked.parkRepaying(w, b, bound);
+      else parked.park(w, b);
     }
   }
 
@@ -421,17 +461,21 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * elsewhere, the next run settles there, until they agree. An earlier `from` lets more go and a
    * later one less, so the runs move one way.
    */
-  function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number, start: number): Wanted[] {
+  function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number, start: number): Settled {
     const dueCount = due.length;
     let from = Math.min(freeFrom, start);
     for (const w of due) if (w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
     // wants blocked at an earlier first change with no break-even waiting on the way: a later one
     // lets less go, so they stay blocked whatever the calls since the cache was written
     let firm: Set<Wanted> | undefined;
+    let once = false;
+    let wakeAt = Infinity;
     for (let run = 1; ; run++) {
       const ran = settleAt(due, later, sentIdx, from);
       if (firm !== undefined) for (const w of due) if (w.mayRepay && firm.has(w)) w.mayRepay = undefined;
       const first = Math.min(ran.first, freeFrom);
+      once = run === 1 && first >= from;
+      wakeAt = ran.wakeAt;
       if (first === from) break;
       // an earlier `from` changes nothing when no forced view waited for its break-even and nothing
       // pending is behind the first change already
@@ -451,11 +495,11 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       for (const w of due) unsettled(w);
       for (const w of later) unsettled(w);
     }
-    return later.filter((w) => !w.moved);
+    return { later: later.filter((w) => !w.moved), from, once, wakeAt };
   }
 
   /** One settle run with the first change to the sent prefix at `from`: what goes is what `due` holds unblocked. */
-  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean; behindGoing: number } {
+  function settleAt(due: Wanted[], later: Wanted[], sentIdx: number, from: number): { first: number; mayRepay: boolean; behindGoing: number; wakeAt: number } {
     const dueOut = new Map<number, Wanted>();
     const laterOut = new Map<number, Wanted>();
     const forced = new Map<number, Wanted | undefined>(); // at most one forced want per older view
@@ -467,6 +511,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       else beside.set(o, [w]);
     };
     let mayRepay = false;
+    let wakeAt = Infinity; // RepayBound.wakeAt of the links that did not repay
     const blockedAt = new Map<number, Wanted>(); // the blocked want of each node (its own or forced)
     for (const w of due) if (w.slot === "output") dueOut.set(w.node.index, w);
     for (const w of later) if (w.slot === "output") laterOut.set(w.node.index, w);
@@ -514,6 +559,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           w.blocker = o.index;
           // blocked only for want of a break-even, here or down the chain of views: a later call may repay it
           if (!repays ? forcedCandidate(o, older) !== undefined : (forced.get(o.index) ?? blockedAt.get(o.index))?.mayRepay === true) w.mayRepay = mayRepay = true;
+          if (!repays && w.mayRepay) wakeAt = Math.min(wakeAt, repaysAt(o, w, from));
           blockedAt.set(w.node.index, w);
           dueOut.delete(w.node.index);
           // the newer view that w was due beside must be checked again
@@ -568,7 +614,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       if (w.blocked || w.node.msgIndex > sentIdx) continue;
       else if (behind.has(w)) behindGoing = Math.min(behindGoing, w.node.index);
       else if (w.node.index < first) first = w.node.index;
-    return { first, mayRepay, behindGoing };
+    return { first, mayRepay, behindGoing, wakeAt };
   }
   /**
    * An older view whose supersede was not worth a change on its own (its output is no larger than
@@ -614,6 +660,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0)) return true;
     const cached = callsSinceCached();
     return w.tokens * Math.max(1, cached) >= policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
+  }
+
+  /**
+   * For a link that did not repay (forcedRepays false): below how many calls since the cache was
+   * written it still does not at this `from` (a later call's span from `o` is no shorter). The floor
+   * of the ratio: a call early, never late (x·tokens < breakEven·span for every x < it).
+   */
+  function repaysAt(o: PartNode, w: Wanted, from: number): number {
+    return Math.floor((policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)))) / w.tokens);
   }
 
   /**

@@ -80,6 +80,19 @@ function same(make: () => AcpPruner, h: Message[], between?: (k: number, p: AcpP
 }
 
 const superseded = (h: Message[], id: string) => String(toolPart(h, id)?.state?.output).includes("superseded");
+/** An age rule that clears the one `bash` output of `chars` characters once it is `calls` calls old. */
+const clearAt = (chars: number, calls: number) => `  clear-early:
+    phase: age
+    description: test
+    when:
+      all:
+        - { fact: tool, operator: equal, value: bash }
+        - { fact: outputChars, operator: equal, value: ${chars} }
+        - { fact: ageCalls, operator: greaterThanInclusive, value: ${calls} }
+    then: { action: clear }
+`;
+const run = (out: string, id: string) => assistant([{ tool: "bash", input: { command: "ls" }, output: out, id }]);
+const work = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: bigText(`w${k}`, 20) }]);
 const filler = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: `done ${k}` }]);
 const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
 
@@ -106,18 +119,37 @@ describe("parked wants", () => {
     expect(superseded(atPark, "prt_ls2")).toBe(false);
   });
 
-  it("a want blocked only because forcing its older view aside does not repay yet is not parked: it goes once it repays", () => {
+  it("a want blocked only because forcing its older view aside does not repay yet is parked until the calls reach its break-even: it goes on that call, as evaluated", () => {
     // random-rules.test.ts, seed -355104030: a2's supersede needs a1 (whose own note is no smaller
     // than its output) replaced beside it, and that re-cache repays only once the calls since the
-    // cache was written have grown (forcedRepays). Parked, a2 waited for a change that never came.
-    const run = (out: string, id: string) => assistant([{ tool: "bash", input: { command: "ls" }, output: out, id }]);
-    const work = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: bigText(`w${k}`, 20) }]);
+    // cache was written have grown (forcedRepays). Parked without a wake bound, a2 waited for a
+    // change that never came; parked under one (RepayBound.wakeAt), it is woken on the call it repays.
     const h = [user("go"), run("ok", "prt_a1"), run(bigText("a2", 40), "prt_a2"), run(bigText("a3", 41), "prt_a3"), ...Array.from({ length: 14 }, (_, k) => work(k)), assistant([], "done")];
     const config = { ...CONFIG, commit: { ...CONFIG.commit, breakEven: 500 } };
     const steps = same(() => createPruner({ preset: "balanced", config }), h);
     const at = steps.findIndex((s) => superseded(JSON.parse(s.prompt) as Message[], "prt_a2"));
     expect(at).toBeGreaterThan(3); // not at once: a3 came at call 3 and forcing a1 did not repay yet
+    expect(steps.slice(3, at).some((s) => s.parked > 0)).toBe(true); // parked while it waited
     expect(superseded(JSON.parse(steps[at].prompt) as Message[], "prt_a1")).toBe(true); // beside it, never stale over fresh
+  });
+
+  it("a chain of views parked for want of a break-even is woken when the first change to the sent prefix moves below it", () => {
+    // a1 (too small for its note) ← a2 ← a3 ← a4: a2's and a3's supersedes need a1 forced aside,
+    // which never repays at this break-even; the chain parks whole. At 9 calls old, an output sent
+    // before a1 is cleared: the first change to the sent prefix is then before a1, which goes free,
+    // and the chain with it (settle runs at another first change than the chain was parked at).
+    const early = bigText("early", 30);
+    const file = rulesFile("clear-early", clearAt(early.length, 9));
+    const h = [user("go"), assistant([{ tool: "bash", input: { command: "cat log" }, output: early, id: "prt_early" }]), run("ok", "prt_a1"), run(bigText("a2", 40), "prt_a2"), run(bigText("a3", 41), "prt_a3"), run(bigText("a4", 42), "prt_a4"), ...Array.from({ length: 10 }, (_, k) => work(k)), assistant([], "done")];
+    const config = { ...CONFIG, commit: { ...CONFIG.commit, breakEven: 1e6 } };
+    const steps = same(() => createPruner({ preset: "balanced", rules: [file], config }), h);
+    const prompts = steps.map((s) => JSON.parse(s.prompt) as Message[]);
+    const at = prompts.findIndex((m) => superseded(m, "prt_a2"));
+    expect(at).toBeGreaterThan(5);
+    expect(steps[at - 1].parked).toBe(2); // a2 and a3, up to the call before
+    expect(toolPart(prompts[at], "prt_early")?.state?.output).not.toBe(early); // cleared on that call
+    expect(toolPart(prompts[at - 1], "prt_early")?.state?.output).toBe(early);
+    expect(["prt_a1", "prt_a3"].every((id) => superseded(prompts[at], id))).toBe(true);
   });
 
   it("a parked want whose own part becomes protected is unparked, and parked again after", () => {
