@@ -533,6 +533,19 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     // A worklist: each due output is checked against its older views once, and again only when one
     // of them is blocked after it was checked (a chain of views settles in one pass, not one per link).
     const queue: Wanted[] = [...dueOut.values()];
+    /** The older view `o` stays in full, so the newer one `w` does too; `wake`: RepayBound.wakeAt of this link. */
+    const block = (w: Wanted, o: PartNode, repayLater: boolean, wake: number) => {
+      w.blocked = true;
+      w.blocker = o.index;
+      if (repayLater) w.mayRepay = mayRepay = true;
+      wakeAt = Math.min(wakeAt, wake);
+      blockedAt.set(w.node.index, w);
+      dueOut.delete(w.node.index);
+      // the newer view that w was due beside must be checked again
+      const newer = rt.marks.get(w.node.part.id)?.byNode;
+      const n = newer !== undefined ? dueOut.get(newer.index) : undefined;
+      if (n !== undefined) queue.push(n);
+    };
     while (queue.length > 0) {
       const w = queue.pop()!;
       if (w.blocked || dueOut.get(w.node.index) !== w) continue;
@@ -542,10 +555,14 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         if (slotsOf[o.index]?.output) continue;
         const pending = laterOut.get(o.index);
         const inDue = pending === undefined ? dueOut.get(o.index) : undefined;
-        if (pending) {
+        if (pending && (repays = forcedRepays(o, w, from, sentIdx, pending.tokens))) {
           move(pending);
           besides(pending, w);
           queue.push(pending);
+        } else if (pending) {
+          // its own prune waits for a batch, and going now beside w would not repay the re-cache either
+          block(w, o, true, repaysAt(o, w, from, pending.tokens));
+          break;
         } else if (inDue) {
           if (beside.has(inDue)) besides(inDue, w);
         } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
@@ -555,17 +572,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           besides(f, w);
           queue.push(f);
         } else {
-          w.blocked = true; // the older view stays in full, so the newer one does too
-          w.blocker = o.index;
           // blocked only for want of a break-even, here or down the chain of views: a later call may repay it
-          if (!repays ? forcedCandidate(o, older) !== undefined : (forced.get(o.index) ?? blockedAt.get(o.index))?.mayRepay === true) w.mayRepay = mayRepay = true;
-          if (!repays && w.mayRepay) wakeAt = Math.min(wakeAt, repaysAt(o, w, from));
-          blockedAt.set(w.node.index, w);
-          dueOut.delete(w.node.index);
-          // the newer view that w was due beside must be checked again
-          const newer = rt.marks.get(w.node.part.id)?.byNode;
-          const n = newer !== undefined ? dueOut.get(newer.index) : undefined;
-          if (n !== undefined) queue.push(n);
+          const later = !repays ? forcedCandidate(o, older) !== undefined : (forced.get(o.index) ?? blockedAt.get(o.index))?.mayRepay === true;
+          block(w, o, later, !repays && later ? repaysAt(o, w, from) : Infinity);
           break;
         }
       }
@@ -652,14 +661,15 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   }
 
   /**
-   * May a forced older view `o` go beside its newer view `w`? Free behind the first change to the
-   * sent prefix (`from`) or where the provider has not seen it; before it, only if what `w` frees
-   * repays re-caching from `o` up to that change, by the same break-even as a batch.
+   * May an older view `o` go beside its newer view `w` (forced, or its own prune pending with
+   * `ownTokens`)? Free behind the first change to the sent prefix (`from`) or where the provider has
+   * not seen it; before it, only if what the two free repays re-caching from `o` up to that change,
+   * by the same break-even as a batch.
    */
-  function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number): boolean {
+  function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number, ownTokens = 0): boolean {
     if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0)) return true;
     const cached = callsSinceCached();
-    return w.tokens * Math.max(1, cached) >= policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
+    return (w.tokens + ownTokens) * Math.max(1, cached) >= policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
   }
 
   /**
@@ -667,8 +677,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * written it still does not at this `from` (a later call's span from `o` is no shorter). The floor
    * of the ratio: a call early, never late (x·tokens < breakEven·span for every x < it).
    */
-  function repaysAt(o: PartNode, w: Wanted, from: number): number {
-    return Math.floor((policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)))) / w.tokens);
+  function repaysAt(o: PartNode, w: Wanted, from: number, ownTokens = 0): number {
+    return Math.floor((policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)))) / (w.tokens + ownTokens));
   }
 
   /**

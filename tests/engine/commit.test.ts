@@ -222,3 +222,34 @@ describe("the first change to the sent prefix counts only what goes through", ()
     expect(toolPart(after, "prt_st1")).toEqual(toolPart(before, "prt_st1"));
   });
 });
+
+describe("an older view taken in beside a newer one that goes at a free break", () => {
+  // turn 1: ls (O) and a large read; turn 2: ls (N), ls again (N2). At turn 3 the provider drops
+  // turn 2's reasoning: N's supersede is behind that break (free), O's is pending before it, with
+  // the large read between. Taking O in beside N re-caches the read for the little both free.
+  const session = (): Message[] => [
+    user("go"),
+    withReasoning(assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 8), id: "prt_o" }]), "thinking 1"),
+    assistant([{ tool: "read", input: { filePath: "/big.txt" }, output: bigText("big", 400), id: "prt_big" }]),
+    assistant([], "read"),
+    user("next"),
+    withReasoning(assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 8), id: "prt_n" }]), "thinking 2"),
+    assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls three", 8), id: "prt_n2" }]),
+    assistant([], "listed"),
+    user("again"),
+    assistant([], "ok"),
+  ];
+  const run = (breakEven: number) => calls(createPruner({ preset: "verbose", config: { idsFromTokens: 0, tool: false, commit: { minTokens: 1_000_000, breakEven, pressureTokens: 0 } } }), session());
+
+  it("goes only where the two repay re-caching up to the break; otherwise both stay in full", () => {
+    const last = run(20).at(-1)!;
+    expect(superseded(last, "prt_o")).toBe(false); // never stale over fresh: N stays in full too
+    expect(superseded(last, "prt_n")).toBe(false);
+  });
+
+  it("goes where they repay it", () => {
+    const last = run(0.01).at(-1)!;
+    expect(superseded(last, "prt_o")).toBe(true);
+    expect(superseded(last, "prt_n")).toBe(true);
+  });
+});
