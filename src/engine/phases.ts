@@ -147,6 +147,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   const plain = policy.plainBatch === true; // a baseline: one batch for everything, blind to the cache
   const parks = !plain && parking.on;
   if (!parks) parked.clear();
+  // a view that stops being protected may let a parked chain go, whether it is the blocker or a
+  // view further down (directly or through a forced view): evaluate them all again
+  if (rt.protectedBy.endedSinceCheck() && parked.size > 0) parked.clear();
   if (parked.size > 0) {
     for (const i of [...rt.protectedBy.dynamic()]) if (parked.has(i)) parked.unpark(i);
     if (backedOff.size > 0) for (const i of parked.ofRules(backedOff)) parked.unpark(i);

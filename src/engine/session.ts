@@ -49,6 +49,19 @@ export class Protection {
     this.permanent.clear();
     this.current = new Map();
   }
+  /** The time-dependent protection as the last `endedSinceCheck` saw it. */
+  private checked = new Map<number, CompiledRule>();
+  /** Has a part protected by a time-dependent rule at the last check lost that protection since? */
+  endedSinceCheck(): boolean {
+    let ended = false;
+    for (const i of this.checked.keys())
+      if (!this.has(i)) {
+        ended = true;
+        break;
+      }
+    this.checked = this.current;
+    return ended;
+  }
 }
 
 export class SessionRuntime {

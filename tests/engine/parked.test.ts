@@ -163,6 +163,17 @@ describe("parked wants", () => {
     expect(parked.slice(8)).toEqual(parked.slice(8).map(() => 1));
   });
 
+  it("a want parked behind an older view that was protected only for a while goes when the protection ends, as evaluated", () => {
+    // a1 ("ok", too short for its own supersede note) is protected while under 8 calls old; a2's
+    // supersede is blocked by it and parked. When the protection ends, a1 can be forced aside: both go.
+    const file = rulesFile("hold-short", holdLs("hold-first", 2, 0, 8));
+    const h = [user("go"), run("ok", "prt_a1"), run(bigText("a2", 40), "prt_a2"), run(bigText("a3", 41), "prt_a3"), ...Array.from({ length: 12 }, (_, k) => filler(k)), assistant([], "done")];
+    const steps = same(() => createPruner({ preset: "balanced", rules: [file], config: CONFIG }), h);
+    expect(steps.some((s) => s.parked > 0)).toBe(true);
+    const last = JSON.parse(steps[steps.length - 1].prompt) as Message[];
+    expect(superseded(last, "prt_a2")).toBe(true);
+  });
+
   it("a restore between calls unparks: the restored part is pinned, so its want is gone", () => {
     // long commands: stale-long-command strips ls2's input once a turn is over, so ls2 has a decision to restore
     const cmd = `ls ${"-l ".repeat(250)}`;
