@@ -31,18 +31,20 @@ function rulesFile(name: string, yaml: string): string {
   return file;
 }
 
-/** A protect rule for the one `ls` output of `chars` characters, while `ageCalls` is in [from, to). */
-const holdLs = (id: string, chars: number, from: number, to: number) => `  ${id}:
-    phase: protect
+/** A rule on the one `bash` output of `chars` characters, with conditions on its `ageCalls`. */
+const bashRule = (id: string, phase: string, chars: number, ages: string[], action: string) => `  ${id}:
+    phase: ${phase}
     description: test
     when:
       all:
         - { fact: tool, operator: equal, value: bash }
         - { fact: outputChars, operator: equal, value: ${chars} }
-        - { fact: ageCalls, operator: greaterThanInclusive, value: ${from} }
-        - { fact: ageCalls, operator: lessThan, value: ${to} }
-    then: { action: protect }
+${ages.map((a) => `        - { fact: ageCalls, ${a} }`).join("\n")}
+    then: { action: ${action} }
 `;
+/** A protect rule for the one `ls` output of `chars` characters, while `ageCalls` is in [from, to). */
+const holdLs = (id: string, chars: number, from: number, to: number) =>
+  bashRule(id, "protect", chars, [`operator: greaterThanInclusive, value: ${from}`, `operator: lessThan, value: ${to}`], "protect");
 
 interface Step {
   parked: number;
@@ -81,16 +83,7 @@ function same(make: () => AcpPruner, h: Message[], between?: (k: number, p: AcpP
 
 const superseded = (h: Message[], id: string) => String(toolPart(h, id)?.state?.output).includes("superseded");
 /** An age rule that clears the one `bash` output of `chars` characters once it is `calls` calls old. */
-const clearAt = (chars: number, calls: number) => `  clear-early:
-    phase: age
-    description: test
-    when:
-      all:
-        - { fact: tool, operator: equal, value: bash }
-        - { fact: outputChars, operator: equal, value: ${chars} }
-        - { fact: ageCalls, operator: greaterThanInclusive, value: ${calls} }
-    then: { action: clear }
-`;
+const clearAt = (chars: number, calls: number) => bashRule("clear-early", "age", chars, [`operator: greaterThanInclusive, value: ${calls}`], "clear");
 const run = (out: string, id: string) => assistant([{ tool: "bash", input: { command: "ls" }, output: out, id }]);
 const work = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: bigText(`w${k}`, 20) }]);
 const filler = (k: number) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: `done ${k}` }]);
