@@ -12,6 +12,7 @@ import { promptTokensOf } from "../../src/engine/prompt-size.js";
 import type { SessionState } from "../../src/engine/state.js";
 import { stateFile, stateFiles } from "../../src/store/state-files.js";
 import { buildGraph } from "../../src/graph/graph.js";
+import { UseTracker } from "../../src/engine/use.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { deepCopy } from "../engine/session-gen.js";
 import { buildCalls, callLabel, callMessages, SKIP, type Call, type ScheduleSpec } from "./arbitraries.js";
@@ -129,7 +130,12 @@ export function outsideFencesKept(before: string, after: string): boolean {
   return true;
 }
 
-/** Parts the preset's protect rules protect in this history (evaluated here, independently of the phases). */
+/**
+ * Parts the preset's protect rules protect in this history (evaluated here, independently of the
+ * phases). `idleTurns` and `idleCalls` are the engine's measure of use (UseTracker over the history
+ * in order, as the interpreter feeds it): ageTurns in their place protected parts whose subject a
+ * later call used, which the engine rightly does not.
+ */
 function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
   const rules = pruner.resolved.rules.filter((r) => r.phase === "protect").map((r) => ({ test: compileCondition(r.when).test, params: r.params ?? {} }));
   const config = { protectedTools: pruner.config.protectedTools, protectedFiles: pruner.config.protectedFiles };
@@ -139,9 +145,11 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     const g = buildGraph(messages, undefined, { host: OPENCODE });
     let size: number | undefined;
     const promptTokens = () => (size ??= promptTokensOf(g));
+    const use = new UseTracker();
+    for (const n of g.nodes) use.see(n);
     for (const n of g.nodes)
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => n.ageTurns, idleCalls: (n) => n.ageCalls, promptTokens };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), promptTokens };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;
