@@ -38,6 +38,7 @@ function resultText(content: unknown): string {
   return content.filter((b) => b?.type === "text" || b?.type === "tool_reference").map((b) => (b.type === "text" ? b.text : `[tool_reference ${b.tool_name}]`)).join("\n");
 }
 
+const noTokens = () => ({ input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } });
 const isTurn = (e: Json) => e.type === "user" || e.type === "assistant";
 const isBoundary = (e: Json) => e.type === "system" && e.subtype === "compact_boundary";
 
@@ -119,9 +120,8 @@ export function convert(jsonl: string, source: Json = {}): Json {
         const meta = boundary?.compactMetadata ?? {};
         userMessage(e, [{ type: "compaction", auto: meta.trigger !== "manual", preTokens: meta.preTokens }]);
         const id = messageId();
-        const tokens = { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } };
         messages.push({
-          info: { id, sessionID: sid, role: "assistant", time: { created: time(e) }, summary: true, mode: "compaction", agent: "compaction", providerID: "anthropic", modelID: "unknown", parentID: lastUser, cost: 0, tokens, finish: "stop" },
+          info: { id, sessionID: sid, role: "assistant", time: { created: time(e) }, summary: true, mode: "compaction", agent: "compaction", providerID: "anthropic", modelID: "unknown", parentID: lastUser, cost: 0, tokens: noTokens(), finish: "stop" },
           parts: [{ id: partId(), sessionID: sid, messageID: id, type: "text", text: resultText(msg.content) }],
         });
         boundary = undefined;
@@ -134,13 +134,15 @@ export function convert(jsonl: string, source: Json = {}): Json {
       }
       if (!Array.isArray(msg.content)) continue;
       const texts: string[] = [];
-      for (const b of msg.content) {
+      let results = false;
+      for (const b of msg.content)
         if (b?.type === "text") texts.push(b.text);
-        if (b?.type !== "tool_result") continue;
-        answer(b, e);
-      }
+        else if (b?.type === "tool_result") {
+          results = true;
+          answer(b, e);
+        }
       // text beside tool results ("Tool loaded.") is the harness's, not a user turn
-      if (texts.length > 0 && !msg.content.some((b: Json) => b?.type === "tool_result")) userMessage(e, texts.map((text) => ({ type: "text", text })));
+      if (texts.length > 0 && !results) userMessage(e, texts.map((text) => ({ type: "text", text })));
       continue;
     }
     const key = msg.id ?? e.requestId ?? e.uuid;
@@ -148,9 +150,8 @@ export function convert(jsonl: string, source: Json = {}): Json {
       closeAssistant();
       const id = messageId();
       if (typeof msg.model === "string" && msg.model !== "<synthetic>") models.add(msg.model);
-      const tokens = { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } };
       assistant = {
-        info: { id, sessionID: sid, role: "assistant", time: { created: time(e), completed: time(e) }, parentID: lastUser, providerID: "anthropic", modelID: msg.model ?? "unknown", mode: "build", agent: "build", path: { cwd: e.cwd ?? "", root: e.cwd ?? "" }, cost: 0, tokens },
+        info: { id, sessionID: sid, role: "assistant", time: { created: time(e), completed: time(e) }, parentID: lastUser, providerID: "anthropic", modelID: msg.model ?? "unknown", mode: "build", agent: "build", path: { cwd: e.cwd ?? "", root: e.cwd ?? "" }, cost: 0, tokens: noTokens() },
         parts: [{ id: partId(), sessionID: sid, messageID: id, type: "step-start" }],
       };
       messages.push(assistant);

@@ -576,8 +576,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           queue.push(f);
         } else {
           // blocked only for want of a break-even, here or down the chain of views: a later call may repay it
-          const later = !repays ? forcedCandidate(o, older) !== undefined : (forced.get(o.index) ?? blockedAt.get(o.index))?.mayRepay === true;
-          block(w, o, later, !repays && later ? repaysAt(o, w, from) : Infinity);
+          const repayLater = !repays ? forcedCandidate(o, older) !== undefined : (forced.get(o.index) ?? blockedAt.get(o.index))?.mayRepay === true;
+          block(w, o, repayLater, !repays && repayLater ? repaysAt(o, w, from) : Infinity);
           break;
         }
       }
@@ -672,7 +672,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number, ownTokens = 0): boolean {
     if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0)) return true;
     const cached = callsSinceCached();
-    return (w.tokens + ownTokens) * Math.max(1, cached) >= policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
+    return (w.tokens + ownTokens) * Math.max(1, cached) >= policy.breakEven * recacheTokens(o, from);
   }
 
   /**
@@ -681,7 +681,12 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * of the ratio: a call early, never late (x·tokens < breakEven·span for every x < it).
    */
   function repaysAt(o: PartNode, w: Wanted, from: number, ownTokens = 0): number {
-    return Math.floor((policy.breakEven * tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)))) / (w.tokens + ownTokens));
+    return Math.floor((policy.breakEven * recacheTokens(o, from)) / (w.tokens + ownTokens));
+  }
+
+  /** What taking the older view `o` in re-caches: the sent prefix from it up to the first change `from`. */
+  function recacheTokens(o: PartNode, from: number): number {
+    return tokensOf(sentBetween(rt, o.index, Math.min(from, nodes.length)));
   }
 
   /**
