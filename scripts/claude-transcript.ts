@@ -10,7 +10,7 @@
 // response (`message.id`); tool results are attached to their tool parts; a compaction becomes a
 // user message with a `compaction` part and the summary as an assistant message, as OpenCode has it.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, join, relative, sep } from "node:path";
 
 type Json = Record<string, any>;
 
@@ -182,6 +182,12 @@ export function convert(jsonl: string, source: Json = {}): Json {
   return { id: sid, source: { format: "claude-code-jsonl", ...source }, meta: { agent: "claude-code", models: [...models], compactions, brokenLines: broken, droppedBranchEntries: dropped }, messages };
 }
 
+/** The output file of `file` found under `input`: its path below `input`, so that transcripts of the same name in two folders stay apart. */
+export function outName(input: string, file: string): string {
+  const below = file === input ? basename(file) : relative(input, file);
+  return below.replace(/\.jsonl$/, "").split(sep).join("__") + ".json";
+}
+
 function main() {
   const [input, outDir] = process.argv.slice(2);
   if (!input || !outDir) {
@@ -193,7 +199,7 @@ function main() {
   for (const file of files) {
     const session = convert(readFileSync(file, "utf8"), { path: file });
     const tools = session.messages.reduce((n: number, m: Json) => n + m.parts.filter((p: Json) => p.type === "tool").length, 0);
-    writeFileSync(join(outDir, basename(file, ".jsonl") + ".json"), JSON.stringify(session));
+    writeFileSync(join(outDir, outName(input, file)), JSON.stringify(session));
     console.log(`${basename(file)}: ${session.messages.length} messages, ${tools} tool parts, ${session.meta.droppedBranchEntries} dropped branch entries, ${session.meta.compactions} compactions`);
   }
 }

@@ -1,7 +1,7 @@
 // The held-out converter (scripts/claude-transcript.ts) on a small hand-written transcript: the main
 // chain, one message per API response, results on their tool parts, compaction, harness text.
 import { describe, expect, it } from "vitest";
-import { convert } from "../../scripts/claude-transcript.js";
+import { convert, outName } from "../../scripts/claude-transcript.js";
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 const user = (uuid: string, parent: string | null, content: unknown, s: number, extra = {}) => ({ type: "user", uuid, parentUuid: parent, sessionId: "S", timestamp: at(s), message: { role: "user", content }, ...extra });
@@ -53,5 +53,13 @@ describe("claude-transcript convert", () => {
     expect(c.parts[0]).toMatchObject({ type: "compaction", auto: true, preTokens: 9000 });
     expect(summary.info).toMatchObject({ role: "assistant", summary: true, mode: "compaction" });
     expect(summary.parts[0].text).toBe("Summary of the earlier part");
+  });
+});
+
+describe("claude-transcript outName", () => {
+  it("keeps transcripts of the same name in two folders apart", () => {
+    expect(outName("in", "in/a.jsonl")).toBe("a.json");
+    expect(outName("in", "in/Archives/x.jsonl")).not.toBe(outName("in", "in/CHAT_LOGS/x.jsonl"));
+    expect(outName("in/x.jsonl", "in/x.jsonl")).toBe("x.json");
   });
 });
