@@ -28,6 +28,7 @@ export interface CompiledRule {
   by?: CompiledCondition;
   key?: CompiledKey;
   range?: { offset: string; limit: string };
+  overlap?: { older: string; newer: string };
   params: Record<string, unknown>;
 }
 
@@ -60,7 +61,7 @@ export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {
     const action = actionByName.get(spec.then.action);
     if (!action) throw new Error(`rule ${spec.id}: unknown action "${spec.then.action}"`);
     const { action: _a, ...options } = spec.then;
-    const { by: _by, range, ...rest } = options as { by?: Condition; range?: { offset: string; limit: string } };
+    const { by: _by, range, overlap, ...rest } = options as { by?: Condition; range?: { offset: string; limit: string }; overlap?: { older: string; newer: string } };
     const ast = ruleAst(spec);
     const rule: CompiledRule = {
       index: rules.length,
@@ -74,6 +75,7 @@ export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {
       by: ast.by ? compileCondition(ast.by) : undefined,
       key: ast.key ? compileKey(ast.key) : undefined,
       range,
+      overlap,
       params: spec.params ?? {},
     };
     if (rule.phase === "supersede" && (rule.dynamicWhen || (rule.by && !isStatic(rule.by))))

@@ -451,13 +451,14 @@ export class SessionRuntime {
     const nodes = this.graph.nodes;
     const keepNewest = r.options.keepNewest === true && !newerIsMember;
     const span = r.range ? spanOf(n, r.range) : undefined;
+    const replaced = r.overlap ? linesOf(n, r.overlap.newer) : undefined;
     const open = group.open;
     let kept = 0;
     for (let g = 0; g < open.length; g++) {
       const i = open[g];
       const older = nodes[i];
       if (this.marks.has(older.part.id)) continue; // marked for good (by any rule): never looked at again
-      if ((keepNewest && i === group.newest) || (span && !coversSpan(span, older, r.range!))) {
+      if ((keepNewest && i === group.newest) || (span && !coversSpan(span, older, r.range!)) || (replaced && !sharesLine(older, r.overlap!.older, replaced))) {
         open[kept++] = i;
         continue;
       }
@@ -517,6 +518,38 @@ interface PrintEntry {
   rep: number;
   name: string | undefined;
   group: Group;
+}
+
+/** Lines shorter than this (trimmed) are too common to show that two texts are the same place. */
+const MIN_OVERLAP_CHARS = 8;
+
+/** Every string under input params named `param` (at any depth: a multi-edit holds a list of edits). */
+function stringsNamed(value: unknown, param: string, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const item of value) stringsNamed(item, param, out);
+  else if (value !== null && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) {
+      if (k === param && typeof v === "string") out.push(v);
+      else if (typeof v === "object") stringsNamed(v, param, out);
+    }
+  return out;
+}
+
+/** The distinct lines of a newer part's `param`; undefined when it has none (a whole-file write): it then supersedes all. */
+function linesOf(n: PartNode, param: string): Set<string> | undefined {
+  const texts = stringsNamed(n.part.state?.input, param);
+  if (texts.length === 0) return undefined;
+  const lines = new Set<string>();
+  for (const t of texts) for (const raw of t.split("\n")) {
+    const line = raw.trim();
+    if (line.length >= MIN_OVERLAP_CHARS) lines.add(line);
+  }
+  return lines;
+}
+
+/** The older part's `param` has a line among `lines`: the newer part changed text the older one shows. */
+function sharesLine(older: PartNode, param: string, lines: Set<string>): boolean {
+  for (const t of stringsNamed(older.part.state?.input, param)) for (const raw of t.split("\n")) if (lines.has(raw.trim())) return true;
+  return false;
 }
 
 /** The line range a view covers; undefined for the whole file. */

@@ -31,6 +31,16 @@ const rangeSchema = {
   required: ["offset", "limit"],
 };
 
+const overlapSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    older: { type: "string", description: "input param of the older part (e.g. the text an edit wrote)" },
+    newer: { type: "string", description: "input param of the newer part (e.g. the text an edit replaced)" },
+  },
+  required: ["older", "newer"],
+};
+
 const none = (): OptionSchema => ({ type: "object", additionalProperties: false, properties: {} });
 
 const ACTION_LIST = [
@@ -51,6 +61,7 @@ const ACTION_LIST = [
       properties: {
         by: { type: "object", description: "condition a newer part must meet to supersede (default: the rule's `when`)" },
         range: rangeSchema,
+        overlap: { ...overlapSchema, description: "an older part is superseded only by a newer one whose `newer` param shares a line with the older's `older` param; a newer part without that param (a whole-file write) always supersedes" },
         show: { type: "array", items: { type: "string" }, description: "input params named in the breadcrumb" },
         overrideProtection: { type: "boolean", description: "may supersede protected parts (keeps only the newest state visible)" },
         keepNewest: { type: "boolean", description: "the newest part matching `when` in a group is superseded only by another `when` part, never by a `by`-only part (keeps the active edit context)" },
