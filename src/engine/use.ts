@@ -4,6 +4,11 @@
 // same name (the same file, command, URL, pattern...), when later text names one of its values'
 // file names, and when a later assistant message quotes a line of its output. Generic: no tool
 // names, only input fields, text and lines.
+// Counted in tool calls (`idleCalls`, inside a turn), a later call on the same subject is a use only
+// if it changes it (its input carries content: a multi-line or long string, as an edit or a write
+// has) or returns little (an edit's "applied", a command that prints nothing): a call that returns
+// a view of its own (a partial re-read, a grep of the same folder) takes the use over, and the agent
+// quotes that one (docs/tuning.md, session 15).
 import type { PartNode } from "../graph/graph.js";
 import { forEachString, indexedLine, MIN_QUOTE_CHARS } from "../graph/quote-lines.js";
 
@@ -14,6 +19,23 @@ const PATH_WORD = /[\w@~+-]*(?:[./][\w@~+-]+)+/g;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isSubject = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= MAX_SUBJECT_CHARS && !v.includes("\n");
+
+/** An output at least this long is a view of its subject in its own right (a read, a listing, a log). */
+const VIEW_CHARS = 500;
+
+/** The call returned a view of its own: a completed output of VIEW_CHARS or more. */
+function returnsView(state: { status?: string; output?: unknown } | undefined): boolean {
+  return state?.status === "completed" && typeof state.output === "string" && state.output.length >= VIEW_CHARS;
+}
+
+/** An input that carries content (a string too long or too many lines to name a subject, at any depth): the call changes what it names. */
+function carriesContent(input: Record<string, unknown>): boolean {
+  let found = false;
+  forEachString(input, (t) => {
+    if (t.length > MAX_SUBJECT_CHARS || t.includes("\n")) found = true;
+  });
+  return found;
+}
 
 /** The file name a value names, if it looks like a path (has a dot or a slash), else undefined. */
 function fileName(v: string): string | undefined {
@@ -36,6 +58,8 @@ function callsThrough(n: PartNode): number {
 export class UseTracker {
   /** field + "\0" + value → the last tool call that had it. */
   private readonly touched = new Map<string, Use>();
+  /** The same, for calls that change their subject (their input carries content). */
+  private readonly changed = new Map<string, Use>();
   /** file name → the last text that named it. */
   private readonly named = new Map<string, Use>();
   /** node index → the last assistant message that quoted a line of its output. */
@@ -51,9 +75,12 @@ export class UseTracker {
       const input = p.state?.input;
       if (isObject(input)) {
         const use = useOf(n);
+        const changes = carriesContent(input) || !returnsView(p.state);
         for (const k of Object.keys(input)) {
           const v = input[k];
-          if (isSubject(v)) this.touched.set(k + "\0" + v, use);
+          if (!isSubject(v)) continue;
+          this.touched.set(k + "\0" + v, use);
+          if (changes) this.changed.set(k + "\0" + v, use);
         }
         if (assistant) this.quotes(input, use);
       }
@@ -88,13 +115,13 @@ export class UseTracker {
 
   /** User turns since the part was last in use (0: in use this turn). */
   idleTurns(n: PartNode): number {
-    this.lastUse(n);
+    this.lastUse(n, this.touched);
     return Math.max(0, n.turn + n.ageTurns - this.lastTurn);
   }
 
   /** Tool calls since the part was last in use (its own call counts as a use). */
   idleCalls(n: PartNode): number {
-    this.lastUse(n);
+    this.lastUse(n, this.changed);
     return Math.max(0, callsThrough(n) + n.ageCalls - this.lastCalls);
   }
 
@@ -121,13 +148,13 @@ export class UseTracker {
     return s;
   }
 
-  /** The latest use of the part (its own call, or a later use of a subject): sets lastTurn and lastCalls. */
-  private lastUse(n: PartNode): void {
+  /** The latest use of the part (its own call, or a later use of a subject, touches read from `touches`): sets lastTurn and lastCalls. */
+  private lastUse(n: PartNode, touches: Map<string, Use>): void {
     let turn = n.turn;
     let calls = callsThrough(n);
     const s = this.subjectsOf(n);
     for (let k = 0; k < s.touched.length + s.named.length + 1; k++) {
-      const u = k < s.touched.length ? this.touched.get(s.touched[k]) : k < s.touched.length + s.named.length ? this.named.get(s.named[k - s.touched.length]) : this.quoted.get(n.index);
+      const u = k < s.touched.length ? touches.get(s.touched[k]) : k < s.touched.length + s.named.length ? this.named.get(s.named[k - s.touched.length]) : this.quoted.get(n.index);
       if (u !== undefined && (u.turn > turn || (u.turn === turn && u.calls > calls))) {
         turn = u.turn;
         calls = u.calls;

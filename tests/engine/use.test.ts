@@ -74,14 +74,29 @@ describe("idleCalls", () => {
     expect(idleCalls(h.slice(0, 2), 1)).toBe(0); // the newest call is its own
   });
 
-  it("a later call on the same subject, or a quote of its output, restarts the count", () => {
-    const edit = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "a", newString: "b" })]);
+  it("a later call that changes the same subject, or a quote of its output, restarts the count", () => {
+    const edit = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "a\nb", newString: "c" }, "12: line\n".repeat(60))]);
     expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), edit, other(2)], 1)).toBe(1);
     const quote = msg("assistant", [tool("write", { filePath: "/src/b.ts", content: LONG("export const app = 1") })]);
     expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), other(2), quote, other(3), other(4)], 1)).toBe(2);
     // text naming the file: its position counts (no call of its own), the calls after it are idle
     const named = msg("assistant", [{ type: "text", text: "app.ts is next" }]);
     expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), other(2), named, other(3)], 1)).toBe(1);
+  });
+
+  it("another view of the same subject (no content in its input, an output of its own) takes the use over: a use by turns, not by calls", () => {
+    const partial = () => msg("assistant", [tool("read", { filePath: "/src/app.ts", offset: 40, limit: 20 }, "40: more\n".repeat(80))]);
+    const h = [msg("user", [{ type: "text", text: "look" }]), read(), other(1), msg("user", [{ type: "text", text: "go on" }]), partial(), other(2)];
+    expect(idleCalls(h, 1)).toBe(3);
+    expect(idle(h, 1)).toBe(0);
+    // a one-line edit that returns little is a use; one that returns a view of its own (a snippet) is not
+    const small = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "a", newString: "b" }, "Edit applied successfully.")]);
+    expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), small, other(2)], 1)).toBe(1);
+    const snippet = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "a", newString: "b" }, "12: line\n".repeat(60))]);
+    expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), snippet, other(2)], 1)).toBe(3);
+    // a long single-line string is content: a use whatever it returns
+    const long = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "x".repeat(301), newString: "y" }, "12: line\n".repeat(60))]);
+    expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), long, other(2)], 1)).toBe(1);
   });
 });
 
