@@ -709,6 +709,7 @@ function thenArb(phase: Phase): fc.Arbitrary<Record<string, unknown>> {
       overrideProtection: opt(fc.boolean()),
       keepNewest: opt(fc.boolean()),
       range: opt(fc.constant({ offset: "offset", limit: "limit" })),
+      overlap: opt(fc.constantFrom({ older: "newString", newer: "oldString" }, { older: "content", newer: "content" }, { older: "oldString", newer: "extra" })),
       by: opt(conditionArb(STATIC_FACTS, 1)),
     }).map(withoutUndefined);
   const action = fc.oneof(
