@@ -32,7 +32,7 @@ function returnsView(state: { status?: string; output?: unknown } | undefined): 
 function carriesContent(input: Record<string, unknown>): boolean {
   let found = false;
   forEachString(input, (t) => {
-    if (t.length > MAX_SUBJECT_CHARS || t.includes("\n")) found = true;
+    if (t.length > 0 && !isSubject(t)) found = true;
   });
   return found;
 }
@@ -58,7 +58,7 @@ function callsThrough(n: PartNode): number {
 export class UseTracker {
   /** field + "\0" + value → the last tool call that had it. */
   private readonly touched = new Map<string, Use>();
-  /** The same, for calls that change their subject (their input carries content). */
+  /** The same, for calls that change their subject (their input carries content) or return no view of their own (idleCalls reads these). */
   private readonly changed = new Map<string, Use>();
   /** file name → the last text that named it. */
   private readonly named = new Map<string, Use>();

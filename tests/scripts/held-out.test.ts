@@ -1,7 +1,6 @@
 // scripts/held-out.ts: the held-out list names each session exactly once, and two sessions never
 // share an output file (they would overwrite each other and the set would shrink without a word).
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
