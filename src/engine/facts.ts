@@ -14,6 +14,7 @@ export interface FactContext {
   idleTurns(node: PartNode): number;
   /** Tool calls since the part was last in use (engine/use.ts). */
   idleCalls(node: PartNode): number;
+  userNamedTurns(node: PartNode): number;
   /** Tokens of the whole prompt before pruning (the `promptTokens` fact); 0 when not given. */
   promptTokens?(): number;
 }
@@ -52,6 +53,7 @@ const GETTERS: Record<FactName, FactGetter> = {
   afterLastUser: (n) => n.ageTurns === 0,
   idleTurns: (n, c) => c.idleTurns(n),
   idleCalls: (n, c) => c.idleCalls(n),
+  userNamedTurns: (n, c) => c.userNamedTurns(n),
   promptTokens: (_n, c) => c.promptTokens?.() ?? 0,
   toolTokensNewer: (n) => n.toolTokensNewer,
   protectedTools: (_n, c) => c.config.protectedTools,
@@ -71,7 +73,7 @@ export type Clock = "turns" | "calls" | "tokens";
  * getters above read them from the graph's clock and from when a part was last in use, which only
  * moves later (so idleTurns and idleCalls may also drop).
  */
-export const GROWTH: Partial<Record<string, Clock>> = { ageTurns: "turns", idleTurns: "turns", ageCalls: "calls", idleCalls: "calls", toolTokensNewer: "tokens" };
+export const GROWTH: Partial<Record<string, Clock>> = { ageTurns: "turns", idleTurns: "turns", ageCalls: "calls", idleCalls: "calls", userNamedTurns: "turns", toolTokensNewer: "tokens" };
 
 export const FACTS: FactDef[] = FACT_DECLS.map((d) => ({ ...d, get: GETTERS[d.name as FactName] }));
 export const factByName = new Map(FACTS.map((f) => [f.name, f]));

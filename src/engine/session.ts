@@ -194,6 +194,7 @@ export class SessionRuntime {
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
       idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
       idleCalls: (n) => this.use?.idleCalls(n) ?? n.ageCalls,
+      userNamedTurns: (n) => this.use?.userNamedTurns(n) ?? Infinity,
       promptTokens: () => this.promptTokens(),
     }));
   }
@@ -480,7 +481,7 @@ export class SessionRuntime {
 }
 
 /** Facts that read when parts were last in use (engine/use.ts): tracked only when a rule reads one. */
-const USE_FACTS = new Set(["idleTurns", "idleCalls"]);
+const USE_FACTS = new Set(["idleTurns", "idleCalls", "userNamedTurns"]);
 
 /** A condition reads a use fact: as a leaf's fact or as a fact its value refers to. */
 function readsUse(cond: ConditionNode | undefined): boolean {

@@ -44,6 +44,11 @@ function fileName(v: string): string | undefined {
   return base && base.length >= 3 && /\w/.test(base) ? base : undefined;
 }
 
+/** How a file named with its extension is looked up: its name, in lower case. */
+const nameKey = (name: string) => "=" + name.toLowerCase();
+/** How a file named without one is ("docs/project-plan" for PROJECT_PLAN.md): lower case, no extension, no separators. */
+const stemKey = (name: string) => "~" + name.toLowerCase().replace(/\.[a-z0-9]+$/, "").replace(/[^a-z0-9]/g, "");
+
 /** A use: the part that used a subject, as its user turn and the tool calls up to and including it. */
 interface Use {
   turn: number;
@@ -62,6 +67,8 @@ export class UseTracker {
   private readonly changed = new Map<string, Use>();
   /** file name → the last text that named it. */
   private readonly named = new Map<string, Use>();
+  /** nameKey or stemKey of a file a user's own text named → that user turn. */
+  private readonly userNamed = new Map<string, number>();
   /** node index → the last assistant message that quoted a line of its output. */
   private readonly quoted = new Map<number, Use>();
   /** output line → the newest node whose output holds it. */
@@ -92,9 +99,17 @@ export class UseTracker {
         }
     } else if (p.type === "text" && typeof p.text === "string" && !p.ignored) {
       const use = useOf(n);
-      for (const word of p.text.match(PATH_WORD) ?? []) {
+      const byUser = n.message.info?.role === "user" && !p.synthetic;
+      for (const m of p.text.matchAll(PATH_WORD)) {
+        const word = m[0];
         const name = fileName(word);
         if (name) this.named.set(name, use);
+        // a file the user names (not a folder: "src/" names many files), by its name or, written
+        // without an extension, by its stem
+        if (name && byUser && p.text[m.index! + word.length] !== "/") {
+          const key = /\.\w+$/.test(name) ? nameKey(name) : stemKey(name);
+          if (key.length >= 4) this.userNamed.set(key, n.turn);
+        }
       }
       if (assistant) this.quotes(p.text, use);
     }
@@ -125,6 +140,17 @@ export class UseTracker {
     return Math.max(0, callsThrough(n) + n.ageCalls - this.lastCalls);
   }
 
+  /** User turns since a user message last named the part's file (Infinity: never). */
+  userNamedTurns(n: PartNode): number {
+    const keys = this.subjectsOf(n).userKeys;
+    let last = -Infinity;
+    for (let k = 0; k < keys.length; k++) {
+      const t = this.userNamed.get(keys[k]);
+      if (t !== undefined && t > last) last = t;
+    }
+    return last === -Infinity ? Infinity : Math.max(0, n.turn + n.ageTurns - last);
+  }
+
   /** Per node index: the keys its input's subjects are looked up by (made once: the age rules ask on every call). */
   private readonly subjects = new Map<number, Subjects>();
   /** lastUse's answer (fields, so the hot path allocates nothing). */
@@ -134,7 +160,7 @@ export class UseTracker {
   private subjectsOf(n: PartNode): Subjects {
     let s = this.subjects.get(n.index);
     if (s) return s;
-    s = { touched: [], named: [] };
+    s = { touched: [], named: [], userKeys: [] };
     const input = n.part.type === "tool" ? n.part.state?.input : undefined;
     if (isObject(input))
       for (const k of Object.keys(input)) {
@@ -142,7 +168,9 @@ export class UseTracker {
         if (!isSubject(v)) continue;
         s.touched.push(k + "\0" + v);
         const name = fileName(v);
-        if (name !== undefined) s.named.push(name);
+        if (name === undefined) continue;
+        s.named.push(name);
+        s.userKeys.push(nameKey(name), stemKey(name));
       }
     this.subjects.set(n.index, s);
     return s;
@@ -169,4 +197,6 @@ export class UseTracker {
 interface Subjects {
   touched: string[];
   named: string[];
+  /** The keys a user's naming of its files is looked up by (nameKey, stemKey). */
+  userKeys: string[];
 }

@@ -40,6 +40,7 @@ const FACT_LIST = [
   { name: "afterLastUser", kind: "dynamic", type: "boolean", description: "part belongs to the current turn" },
   { name: "idleTurns", kind: "dynamic", type: "number", description: "user turns since the part was last in use: its own call, a later tool call with an equal value in a field of the same name (same file, command, URL...), later text naming one of its values' file names, or a later assistant message quoting a line of its output" },
   { name: "idleCalls", kind: "dynamic", type: "number", description: "tool calls since the part was last in use, by the measure of idleTurns except that a later call on the same subject counts only if its input carries content, as an edit or a write does, or it returns under 500 chars (a call that returns a view of its own takes the use over; its own call counts; 0: used by the newest call)" },
+  { name: "userNamedTurns", kind: "dynamic", type: "number", description: "user turns since a user message last named the part's file (by its name without extension, case and separators; Infinity: never)" },
   { name: "promptTokens", kind: "dynamic", type: "number", description: "tokens (chars/4 per block) of the whole prompt as the provider receives it, before pruning; the same for every part of a call" },
   { name: "toolTokensNewer", kind: "dynamic", type: "number", description: "tokens (chars/4) of completed tool output after this part" },
   { name: "protectedTools", kind: "config", type: "array", description: "configured protected tool names (use as `value: {fact: protectedTools}`)" },

@@ -100,6 +100,39 @@ describe("idleCalls", () => {
   });
 });
 
+describe("userNamedTurns", () => {
+  /** userNamedTurns of the tool part of message `at`, after the whole history. */
+  function named(history: Message[], at: number): number {
+    const g = buildGraph(history, undefined, { host: OPENCODE });
+    const use = new UseTracker();
+    for (const n of g.nodes) use.see(n);
+    return use.userNamedTurns(g.nodes.find((n) => n.message === history[at])!);
+  }
+  const user = (text: string, synthetic = false) => msg("user", [{ type: "text", text, ...(synthetic ? { synthetic: true } : {}) }]);
+  const read = (filePath: string) => msg("assistant", [tool("read", { filePath }, "1: x")]);
+
+  it("counts the user turns since a user message named the file, by its name with the extension", () => {
+    const h = [user("fix src/Charm.py, it crashes"), read("/repo/src/charm.py"), user("go on"), msg("assistant", [{ type: "text", text: "ok" }]), user("and then")];
+    expect(named(h, 1)).toBe(2);
+    // a later naming restarts the count
+    expect(named([...h, user("look at charm.py again")], 1)).toBe(0);
+  });
+
+  it("a name written without an extension matches the file's stem, whatever its case and separators", () => {
+    expect(named([user("read docs/project-plan first"), read("/repo/docs/PROJECT_PLAN.md")], 1)).toBe(0);
+    // with an extension, only that file: product_api.proto does not name product_api.ts
+    expect(named([user("extend schemas/product_api.proto"), read("/repo/gen/product_api.ts")], 1)).toBe(Infinity);
+  });
+
+  it("is Infinity for files only the assistant, a synthetic part or a folder named", () => {
+    expect(named([user("go"), msg("assistant", [{ type: "text", text: "I will read src/app.ts" }]), read("/repo/src/app.ts")], 2)).toBe(Infinity);
+    expect(named([user("Called the Read tool with src/app.ts", true), read("/repo/src/app.ts")], 1)).toBe(Infinity);
+    // "docs/duckdb/" names a folder of many files, not a file called duckdb
+    expect(named([user("use @docs/duckdb/ for this"), read("/repo/docs/duckdb")], 1)).toBe(Infinity);
+    expect(named([user("use @docs/duckdb for this"), read("/repo/docs/duckdb")], 1)).toBe(0);
+  });
+});
+
 describe("use tracking in the runtime", () => {
   it("is on for a rule that reads idleTurns only as a fact reference in a value (the parsed tree decides, not the rule text)", async () => {
     const { mkdtempSync, writeFileSync } = await import("node:fs");

@@ -132,7 +132,7 @@ export function outsideFencesKept(before: string, after: string): boolean {
 
 /**
  * Parts the preset's protect rules protect in this history (evaluated here, independently of the
- * phases). `idleTurns` and `idleCalls` are the engine's measure of use (UseTracker over the history
+ * phases). `idleTurns`, `idleCalls` and `userNamedTurns` are the engine's measure of use (UseTracker over the history
  * in order, as the interpreter feeds it): ageTurns in their place protected parts whose subject a
  * later call used, which the engine rightly does not.
  */
@@ -149,7 +149,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     for (const n of g.nodes) use.see(n);
     for (const n of g.nodes)
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), promptTokens };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), userNamedTurns: (n) => use.userNamedTurns(n), promptTokens };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;
