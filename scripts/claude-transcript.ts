@@ -60,7 +60,8 @@ export function convert(jsonl: string, source: Json = {}): Json {
   const onMain = (e: Json) => allSide || !e.isSidechain;
   const turns = entries.filter((e) => isTurn(e) && onMain(e));
   const chain = new Set<string>();
-  for (let cur: Json | undefined = turns[turns.length - 1]; cur; ) {
+  // (a chain that loops back on itself, as one through a compaction marker did, ends where it repeats)
+  for (let cur: Json | undefined = turns[turns.length - 1]; cur && !chain.has(cur.uuid); ) {
     chain.add(cur.uuid);
     const parent: string | undefined = cur.parentUuid ?? cur.logicalParentUuid;
     cur = parent ? byUuid.get(parent) : undefined;

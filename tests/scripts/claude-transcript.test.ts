@@ -56,6 +56,14 @@ describe("claude-transcript convert", () => {
   });
 });
 
+describe("claude-transcript convert, a chain that loops", () => {
+  it("ends the chain where it repeats instead of following it forever", () => {
+    // u1's parent is the last entry: the walk back from u2 comes round to u2 again
+    const session = convert(lines(user("u1", "u2", "first", 0), assistant("a1", "u1", "m1", [{ type: "text", text: "ok" }], 1), user("u2", "a1", "second", 2)));
+    expect(session.messages.map((m: any) => m.info.role)).toEqual(["user", "assistant", "user"]);
+  });
+});
+
 describe("claude-transcript outName", () => {
   it("keeps transcripts of the same name in two folders apart", () => {
     expect(outName("in", "in/a.jsonl")).toBe("a.json");
