@@ -9,9 +9,10 @@ import { gitDirOf, outFile } from "../../scripts/held-out.js";
 const list = JSON.parse(readFileSync(join(__dirname, "../../scripts/held-out.json"), "utf8")).sessions as { set: string; repo: string; commit: string; path: string; format: string }[];
 
 describe("held-out list", () => {
-  it("holds the two sets of docs/tuning.md session 15, each session at a full commit", () => {
+  it("holds the sets of docs/tuning.md sessions 15 and 16, each session at a full commit", () => {
     expect(list.filter((e) => e.set === "multiturn")).toHaveLength(5);
     expect(list.filter((e) => e.set === "origins")).toHaveLength(37);
+    expect(list.filter((e) => e.set === "multiturn2")).toHaveLength(20);
     for (const e of list) {
       expect(e.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(["claude-code-jsonl", "opencode-export"]).toContain(e.format);
