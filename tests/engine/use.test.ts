@@ -14,13 +14,14 @@ const msg = (role: string, parts: Record<string, unknown>[]): Message => {
 const tool = (name: string, input: Record<string, unknown>, output = "") => ({ type: "tool", tool: name, callID: `c${k}`, state: { status: "completed", input, output } });
 const LONG = (s: string) => `${s} ${"and a line long enough to count as a quote".repeat(1)}`;
 
-/** idleTurns of the first part of message `at`, after the whole history. */
-function idle(history: Message[], at: number): number {
+/** A measure of the first part of message `at`, read from a use tracker that saw the whole history. */
+function measured(measure: "idleTurns" | "idleCalls" | "userNamedTurns", history: Message[], at: number): number {
   const g = buildGraph(history, undefined, { host: OPENCODE });
   const use = new UseTracker();
   for (const n of g.nodes) use.see(n);
-  return use.idleTurns(g.nodes.find((n) => n.message === history[at])!);
+  return use[measure](g.nodes.find((n) => n.message === history[at])!);
 }
+const idle = (history: Message[], at: number) => measured("idleTurns", history, at);
 
 describe("idleTurns", () => {
   const read = () => msg("assistant", [tool("read", { filePath: "/src/app.ts" }, `1: ${LONG("export const app = 1")}\n2: short`)]);
@@ -58,13 +59,7 @@ describe("idleTurns", () => {
 });
 
 describe("idleCalls", () => {
-  /** idleCalls of the first part of message `at`, after the whole history. */
-  function idleCalls(history: Message[], at: number): number {
-    const g = buildGraph(history, undefined, { host: OPENCODE });
-    const use = new UseTracker();
-    for (const n of g.nodes) use.see(n);
-    return use.idleCalls(g.nodes.find((n) => n.message === history[at])!);
-  }
+  const idleCalls = (history: Message[], at: number) => measured("idleCalls", history, at);
   const read = () => msg("assistant", [tool("read", { filePath: "/src/app.ts" }, `1: ${LONG("export const app = 1")}`)]);
   const other = (i: number) => msg("assistant", [tool("bash", { command: `echo ${i}` }, "ok")]);
 
@@ -101,13 +96,7 @@ describe("idleCalls", () => {
 });
 
 describe("userNamedTurns", () => {
-  /** userNamedTurns of the tool part of message `at`, after the whole history. */
-  function named(history: Message[], at: number): number {
-    const g = buildGraph(history, undefined, { host: OPENCODE });
-    const use = new UseTracker();
-    for (const n of g.nodes) use.see(n);
-    return use.userNamedTurns(g.nodes.find((n) => n.message === history[at])!);
-  }
+  const named = (history: Message[], at: number) => measured("userNamedTurns", history, at);
   const user = (text: string, synthetic = false) => msg("user", [{ type: "text", text, ...(synthetic ? { synthetic: true } : {}) }]);
   const read = (filePath: string) => msg("assistant", [tool("read", { filePath }, "1: x")]);
 
