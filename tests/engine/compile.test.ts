@@ -21,6 +21,7 @@ function ctx(over: Partial<FactContext> = {}): FactContext {
     supersededRule: () => undefined,
     idleTurns: () => 0,
     idleCalls: () => 0,
+    userNamedTurns: () => Infinity,
     decidedRule: () => undefined,
     ...over,
   };
