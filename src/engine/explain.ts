@@ -45,7 +45,8 @@ export function explainCondition(cond: Condition | ConditionNode, node: PartNode
 }
 
 const show = (v: unknown) => {
-  const s = JSON.stringify(v) ?? "undefined";
+  // JSON has no Infinity or NaN (it writes null): a fact such as userNamedTurns is Infinity when it never happened
+  const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? "undefined");
   return s.length > 80 ? `${s.slice(0, 77)}…` : s;
 };
 

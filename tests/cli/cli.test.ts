@@ -127,6 +127,12 @@ describe("acp explain", () => {
     expect(r.out).toMatch(/^examples\/session\.json: call (\d+) of \1, preset balanced: \d+ parts? pruned, \d+ tokens saved\n/);
   });
 
+  it("shows a fact that never happened as Infinity, not JSON's null", async () => {
+    const r = await run("explain", "examples/session.json");
+    expect(r.out).toMatch(/✓ userNamedTurns = Infinity {2}greaterThanInclusive {2}4/);
+    expect(r.out).not.toContain("userNamedTurns = null");
+  });
+
   it("--call picks the call", async () => {
     const r = await run("explain", "examples/session.json", "--call", "3", "--preset", "compact");
     expect(r.code).toBe(0);
