@@ -13,6 +13,7 @@ describe("held-out list", () => {
     expect(list.filter((e) => e.set === "multiturn")).toHaveLength(5);
     expect(list.filter((e) => e.set === "origins")).toHaveLength(37);
     expect(list.filter((e) => e.set === "multiturn2")).toHaveLength(20);
+    expect(list.filter((e) => e.set === "multiturn3")).toHaveLength(21);
     for (const e of list) {
       expect(e.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(["claude-code-jsonl", "opencode-export"]).toContain(e.format);
