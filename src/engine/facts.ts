@@ -14,6 +14,7 @@ export interface FactContext {
   idleTurns(node: PartNode): number;
   /** Tool calls since the part was last in use (engine/use.ts). */
   idleCalls(node: PartNode): number;
+  /** User turns since a message the user typed named the part's file; Infinity: never (engine/use.ts). */
   userNamedTurns(node: PartNode): number;
   /** Tokens of the whole prompt before pruning (the `promptTokens` fact); 0 when not given. */
   promptTokens?(): number;
