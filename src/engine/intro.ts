@@ -75,6 +75,8 @@ function reasoningThisTurn(graph: Graph): boolean {
 /** Message index from which parts get ids: the anchor, or Infinity while there is none. */
 export function introIndex(graph: Graph, state: SessionState): number {
   if (state.introAt === undefined) return Infinity;
+  // the graph's walk found the anchor's last place when it looked for this id
+  if (graph.anchor === state.introAt && graph.anchorLast !== undefined) return graph.anchorLast >= 0 ? graph.anchorLast : Infinity;
   const msgs = graph.messages;
   for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.info?.id === state.introAt) return i;
   return Infinity;

@@ -137,10 +137,20 @@ const mix = (h: number, x: number) => {
 const NULL_PRINT = 0x27d4eb2d; // everything stableJson writes as null
 const HOLE_PRINT = 0x165667b1;
 
-/** A string's length and three of its characters: equal strings, equal prints. */
+/** Strings up to this long are fingerprinted whole (paths, commands, patterns: those that differ in one character). */
+const WHOLE_PRINT = 64;
+
+/**
+ * A string's length and three of its characters, or every character of a short one: equal
+ * strings, equal prints. (Paths of one length often share those three: "src/mod1/a.ts", "src/mod2/a.ts".)
+ */
 function stringPrint(s: string): number {
   const n = s.length;
-  return n === 0 ? 0x3c6ef372 : mix(mix(n, s.charCodeAt(0)), mix(s.charCodeAt(n - 1), s.charCodeAt(n >> 1)));
+  if (n === 0) return 0x3c6ef372;
+  if (n > WHOLE_PRINT) return mix(mix(n, s.charCodeAt(0)), mix(s.charCodeAt(n - 1), s.charCodeAt(n >> 1)));
+  let h = mix(0x2545f491, n);
+  for (let i = 0; i < n; i++) h = mix(h, s.charCodeAt(i));
+  return h;
 }
 
 /**
@@ -148,8 +158,8 @@ function stringPrint(s: string): number {
  * and three characters, finite numbers by value (-0 as 0), everything written as null alike, array
  * elements in order (holes apart from null), object members in any order (a commutative sum over
  * own enumerable keys, as stableJson sorts them). Undefined for what it does not cover (depth,
- * bigints): the caller then compares full keys. Reads no character beyond three per string, so it
- * costs little for the long strings (file contents, patches) that make full keys expensive.
+ * bigints): the caller then compares full keys. Reads no character beyond three of a long string,
+ * so it costs little for the long strings (file contents, patches) that make full keys expensive.
  */
 /** An array's length as the json filter writes it: a hole is written as nothing, so a lone hole is "[]". */
 const jsonLength = (a: unknown[]) => (a.length === 1 && !(0 in a) ? 0 : a.length);

@@ -91,7 +91,7 @@ export interface CallResult {
   pendingTokens: number;
   /** Blocked wants carried to the next call without being evaluated again (parked.ts). */
   parked: number;
-  /** What the age and reduce rules leave out of their walks after this call: candidates waiting for time, and parts behind a parked want (sleepers.ts). */
+  /** What the age and reduce rules leave out of their walks after this call: candidates waiting for time or for a supersede mark, and parts behind a parked want (sleepers.ts). */
   waiting: number;
   rebuilt: boolean;
   /** Carried-over nodes the graph walk rendered, which the render pass then skipped (render.ts carriedRenderer). */
@@ -233,7 +233,10 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           continue;
         }
         if (r.dynamicWhen && !r.dynamicWhen(n, ctx)) {
-          if (sleeps && sleeps.sleep(i, r.wake!(n, ctx, clocks!), clocks!)) kept--;
+          if (sleeps) {
+            const wake = r.wake!(n, ctx, clocks!);
+            if (sleeps.sleep(i, wake, clocks!, wake.mark === true ? n.part.id : undefined)) kept--;
+          }
           continue;
         }
         const c = candidateFor(rt, r, n);

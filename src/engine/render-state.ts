@@ -31,6 +31,12 @@ export interface View {
 /** A view's kind before render planned it. */
 export const PLAN_UNSET = -1;
 
+/**
+ * The plans the walk writes itself (render.ts carriedRenderer): render.ts PLAN_WRITE (1), PLAN_NONE
+ * (3), PLAN_DECIDED (4) and PLAN_ERROR (5). A view of any other kind is rendered by the pass.
+ */
+export const walkable = (kind: number): boolean => kind === 1 || kind === 3 || kind === 4 || kind === 5;
+
 export class RenderState {
   /** By node position; undefined for a node with nothing to render. */
   readonly views: (View | undefined)[] = [];
@@ -40,10 +46,14 @@ export class RenderState {
   /** Render passes begun (render.ts renderSession); views remember the one they were made in. */
   pass = 0;
   /**
-   * By node position: the walk that rendered the node while it held its part (render.ts
-   * carriedRenderer), so the pass after it skips the node; cleared when its plan changes.
+   * Positions whose plan the walk does not write (their kind is not walkable): at least every such
+   * view, with repeats and positions planned since (unwalked() sorts them out). A pass after a walk
+   * renders these alone, since a carried-over node with a walkable kind was rendered by the walk
+   * (nothing but the pass makes a kind walkable, and whatever changes a plan clears its kind).
    */
-  readonly walked: number[] = [];
+  private todo: number[] = [];
+  /** Views made. */
+  count = 0;
   /**
    * By node position, what the last pass planned for a clean view (its kind, value and input: the
    * walk writes them without reading the view object); PLAN_UNSET once the plan changes.
@@ -63,15 +73,32 @@ export class RenderState {
       this.kinds.push(PLAN_UNSET);
       this.values.push(undefined);
       this.inputs.push(undefined);
-      this.walked.push(0);
     }
   }
 
   /** The pass rendered the view at `i`: its plan, as the next walk reads it. */
   planned(i: number, v: View): void {
-    this.kinds[i] = v.dirty ? PLAN_UNSET : v.kind;
+    const kind = v.dirty ? PLAN_UNSET : v.kind;
+    this.kinds[i] = kind;
     this.values[i] = v.value;
     this.inputs[i] = v.input;
+    if (!walkable(kind)) this.todo.push(i);
+  }
+
+  /** The positions with a view whose kind is not walkable, ascending; the pass plans them again (planned lists those that stay so). */
+  unwalked(): number[] {
+    const todo = this.todo;
+    this.todo = [];
+    todo.sort((a, b) => a - b);
+    const kinds = this.kinds;
+    let n = 0;
+    for (let k = 0; k < todo.length; k++) {
+      const i = todo[k];
+      if ((n > 0 && todo[n - 1] === i) || walkable(kinds[i])) continue;
+      todo[n++] = i;
+    }
+    todo.length = n;
+    return todo;
   }
 
   /** The view of a node, made (and listed for rendering) if it has none. */
@@ -83,6 +110,8 @@ export class RenderState {
       v = { mi: node.msgIndex, pi: node.partIndex, tag: undefined, suffix: undefined, echo: false, assistantText: node.part.type === "text" && node.message.info?.role === "assistant", kind: PLAN_UNSET, value: undefined, input: undefined, dirty: true, since: this.pass };
       this.views[i] = v;
       this.added.push(i);
+      this.todo.push(i);
+      this.count++;
     }
     return v;
   }
@@ -93,7 +122,7 @@ export class RenderState {
     v.kind = PLAN_UNSET;
     v.dirty = true;
     this.kinds[node.index] = PLAN_UNSET;
-    this.walked[node.index] = 0;
+    this.todo.push(node.index);
   }
 
   /** Every position with a view, ascending. */

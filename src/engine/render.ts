@@ -5,7 +5,7 @@ import { inputChars, resultText, textLength, textOf, type Graph, type PartNode }
 import type { IdTags } from "./id-tags.js";
 import type { Message, Part } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
-import { PLAN_UNSET, RenderState, type View } from "./render-state.js";
+import { PLAN_UNSET, RenderState, walkable, type View } from "./render-state.js";
 import { decisionsOf, type DecisionSlots } from "./state.js";
 import { dropLater, setOutput, type Drops, type WriteLog } from "./write-log.js";
 
@@ -205,23 +205,22 @@ export const walkRendering = { on: true };
  * The walk's visitor (BuildOptions.carried) that renders a carried-over node whose plan is made
  * and unchanged (its view clean: RenderState.planned) while the walk holds its part: the pass after the walk would write the same
  * values, and reading the part and its state again there costs a cache miss each (docs/bench.md).
- * The pass skips the nodes it rendered (RenderState.walked), unless their plan changed since
- * (RenderState.changed), which the pass renders from the node's own part as before (rewrite).
+ * The pass visits only the views whose kind is not walkable (RenderState.unwalked): the nodes it
+ * rendered keep theirs unless their plan changed since (RenderState.changed, which clears it), and
+ * those the pass renders from the node's own part as before (rewrite).
  * Writes go to `log`, which the caller undoes when the pass is not incremental after all (the
  * caches were rebuilt, or another process's decisions merged): a full pass renders every node of
  * the copy as it came. Only for a fresh copy with tags shown, where the pass takes the plans.
  */
 export function carriedRenderer(rs: RenderState, to: Pick<RenderTarget, "tags" | "fresh">, log: WriteLog): ((i: number, part: Part) => void) | undefined {
   if (!to.tags || to.fresh !== true || !walkRendering.on) return undefined;
-  const walk = (rs.walk = ++rs.walks);
+  rs.walk = ++rs.walks;
   // the plans as flat arrays by position (RenderState.planned): no view object is read here
-  const { kinds, values, inputs, walked } = rs;
+  const { kinds, values, inputs } = rs;
   return (i, part) => {
     if (i >= kinds.length) return;
     const kind = kinds[i];
     if (kind === PLAN_WRITE || kind === PLAN_DECIDED || kind === PLAN_ERROR) writePlan(kind, values[i], inputs[i], part, log);
-    else if (kind !== PLAN_NONE) return;
-    walked[i] = walk;
   };
 }
 
@@ -280,22 +279,20 @@ export type Pass = (typeof Pass)[keyof typeof Pass];
  * stays in it. Returns how many nodes it skipped because the walk rendered them.
  */
 export function render(messages: Message[], graph: Graph, decisions: readonly (DecisionSlots | undefined)[], rs: RenderState, to: RenderTarget, pass: Pass): number {
-  const positions = rs.positions();
+  // after a walk that rendered the carried-over nodes with a walkable plan (carriedRenderer), the
+  // rest: the views whose kind is not walkable (their plan changed since, or the walk does not
+  // write it), the new nodes' among them
+  const walk = pass === Pass.Incremental ? rs.walk : 0;
+  const unwalked = rs.unwalked();
+  const positions = walk !== 0 ? unwalked : rs.positions();
   const views = rs.views;
   const nodes = graph.nodes;
   const reused = pass === Pass.Incremental ? graph.reused : 0;
   const current = rs.pass;
-  // the nodes the walk rendered (carriedRenderer), their plans unchanged since
-  const walk = pass === Pass.Incremental ? rs.walk : 0;
-  const walked = rs.walked;
   rs.walk = 0;
-  let skipped = 0;
+  const skipped = walk !== 0 ? rs.count - positions.length : 0;
   for (let k = 0; k < positions.length; k++) {
     const i = positions[k];
-    if (walk !== 0 && walked[i] === walk) {
-      skipped++;
-      continue;
-    }
     const node = nodes[i];
     const v = views[i]!;
     if (node === undefined) continue;

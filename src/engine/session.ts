@@ -101,6 +101,8 @@ export class SessionRuntime {
   candidates: number[][] = [];
   /** Per age or reduce rule with a wake bound (wake.ts): its candidates waiting for time (sleepers.ts). */
   sleepers: (Sleepers | undefined)[] = [];
+  /** The same, those that exist (a supersede mark wakes their candidates waiting for it: Sleepers.marked). */
+  private sleeping: Sleepers[] = [];
   /**
    * Node index of a parked want (parked.ts) → the age and reduce rules (by index) whose candidate
    * lists it left: its output is wanted, so they skip it until it is unparked (runPhases).
@@ -312,6 +314,7 @@ export class SessionRuntime {
     this.idByPart = new Map(Object.entries(this.state.ids ?? {}).map(([id, partId]) => [partId, id]));
     this.candidates = this.rules.rules.map(() => []);
     this.sleepers = this.rules.rules.map((r) => (r.wake && (r.phase === "age" || r.phase === "reduce") ? new Sleepers() : undefined));
+    this.sleeping = this.sleepers.filter((s) => s !== undefined);
     this.sentPrefix = [];
     this.groups = this.rules.rules.map(() => new Map());
     this.prints = this.rules.rules.map(() => new Map());
@@ -468,6 +471,7 @@ export class SessionRuntime {
       const byNode = byId.get(n.part.id)!;
       const mark = { rule: r, by: n.part.id, node: first, byNode, seq: this.markSeq++ };
       this.marks.set(older.part.id, mark);
+      for (const s of this.sleeping) s.marked(older.part.id);
       const views = this.olderViews.get(byNode.index);
       if (views) views.push(mark);
       else this.olderViews.set(byNode.index, [mark]);

@@ -92,11 +92,15 @@ export class UseTracker {
         if (assistant) this.quotes(input, use);
       }
       const output = p.state?.status === "completed" ? p.state.output : undefined;
-      if (typeof output === "string" && !p.state?.time?.compacted)
+      if (typeof output === "string" && !p.state?.time?.compacted) {
+        let last = ""; // the line set just before: setting it again changes nothing
         for (const raw of output.split("\n")) {
           const line = indexedLine(raw);
-          if (line.length >= MIN_QUOTE_CHARS) this.lines.set(line, n.index);
+          if (line.length < MIN_QUOTE_CHARS || line === last) continue;
+          this.lines.set(line, n.index);
+          last = line;
         }
+      }
     } else if (p.type === "text" && typeof p.text === "string" && !p.ignored) {
       const use = useOf(n);
       const byUser = n.message.info?.role === "user" && !p.synthetic;
@@ -119,9 +123,11 @@ export class UseTracker {
   private quotes(value: unknown, use: Use): void {
     forEachString(value, (text) => {
       if (text.length < MIN_QUOTE_CHARS) return;
+      let last = ""; // the line looked up just before: the same answer, set again to the same use
       for (const raw of text.split("\n")) {
         const line = raw.trim();
-        if (line.length < MIN_QUOTE_CHARS) continue;
+        if (line.length < MIN_QUOTE_CHARS || line === last) continue;
+        last = line;
         const src = this.lines.get(line);
         if (src !== undefined) this.quoted.set(src, use);
       }

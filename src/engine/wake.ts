@@ -10,6 +10,11 @@
 // grown by the difference. Static leaves never change. Everything else (other operators, negated
 // comparisons, `not`, phase facts, promptTokens, which drops with the previous turn's reasoning)
 // bounds nothing: such a condition is evaluated on every call, as before.
+//
+// One phase fact waits for an event instead: `superseded` equal true. Supersede marks are only added
+// while the runtime lives (session.ts supersedeOlder; a rebuild starts the candidates anew), so a
+// part not superseded now cannot be before a mark names its part id: the condition waits for that
+// mark (Wake.mark) as well as for its clocks.
 import type { PartNode } from "../graph/graph.js";
 import type { ConditionNode, LeafNode } from "../lang/condition.js";
 import { getPath } from "../lang/path.js";
@@ -19,15 +24,20 @@ import { factByName, GROWTH, type Clock, type FactContext } from "./facts.js";
 /** A value per clock: the clocks' values on a call, or what they must reach first. */
 export type Clocks = Record<Clock, number>;
 
+/** What a condition waits for: its clocks, and with `mark` a supersede mark on the part's id too (set only when true). */
+export type Wake = Clocks & { mark?: true };
+
 /**
  * The clock values the condition cannot hold before (each clock must reach its value); every value
  * at or below now when nothing is known, Infinity when the condition can never hold.
  */
-export type WakeFn = (n: PartNode, ctx: FactContext, now: Clocks) => Clocks;
+export type WakeFn = (n: PartNode, ctx: FactContext, now: Clocks) => Wake;
 
 export const CLOCKS: readonly Clock[] = ["turns", "calls", "tokens"];
 const NONE: Clocks = Object.freeze({ turns: -Infinity, calls: -Infinity, tokens: -Infinity });
 const NEVER: Clocks = Object.freeze({ turns: Infinity, calls: Infinity, tokens: Infinity });
+/** Not before the part is superseded (any clocks). */
+const MARK: Wake = Object.freeze({ turns: -Infinity, calls: -Infinity, tokens: -Infinity, mark: true });
 
 type Bound = WakeFn;
 
@@ -50,8 +60,14 @@ function growthComparison(leaf: LeafNode): ">=" | ">" | undefined {
   return undefined;
 }
 
+/** `superseded` equal true (as written: no path, no reference, no `not:`), which waits for a mark (Wake.mark). */
+function waitsForMark(leaf: LeafNode): boolean {
+  return leaf.fact?.fact === "superseded" && !leaf.fact.path?.text && !leaf.path?.text && leaf.op === "equal" && leaf.negations === 0 && leaf.ref === undefined && leaf.value === true;
+}
+
 /** A leaf `growing fact >= value` (or `>`) with a value that does not change: its bound; undefined for any other leaf. */
 function leafBound(leaf: LeafNode): Bound | undefined {
+  if (waitsForMark(leaf)) return (n, ctx) => (ctx.supersededRule(n) !== undefined ? NONE : MARK);
   const fact = leaf.fact?.fact;
   const clock = fact === undefined ? undefined : GROWTH[fact];
   const cmp = growthComparison(leaf);
@@ -110,21 +126,26 @@ function bound(cond: ConditionNode): Bound {
   }
 }
 
-function latest(a: Clocks, b: Clocks): Clocks {
+// (all: a mark either child waits for; any: only one both wait for, since either may hold first)
+function latest(a: Wake, b: Wake): Wake {
   if (b === NONE) return a;
   if (a === NONE) return b;
-  return { turns: Math.max(a.turns, b.turns), calls: Math.max(a.calls, b.calls), tokens: Math.max(a.tokens, b.tokens) };
+  const out: Wake = { turns: Math.max(a.turns, b.turns), calls: Math.max(a.calls, b.calls), tokens: Math.max(a.tokens, b.tokens) };
+  if (a.mark === true || b.mark === true) out.mark = true;
+  return out;
 }
 
-function earliest(a: Clocks, b: Clocks): Clocks {
+function earliest(a: Wake, b: Wake): Wake {
   if (a === NEVER) return b;
   if (b === NEVER) return a;
-  return { turns: Math.min(a.turns, b.turns), calls: Math.min(a.calls, b.calls), tokens: Math.min(a.tokens, b.tokens) };
+  const out: Wake = { turns: Math.min(a.turns, b.turns), calls: Math.min(a.calls, b.calls), tokens: Math.min(a.tokens, b.tokens) };
+  if (a.mark === true && b.mark === true) out.mark = true;
+  return out;
 }
 
-/** The wake function of a time-dependent condition; undefined when no leaf of it reads a growing fact (nothing to wait for). */
+/** The wake function of a time-dependent condition; undefined when no leaf of it reads a growing fact or waits for a mark (nothing to wait for). */
 export function wakeOf(cond: ConditionNode): WakeFn | undefined {
   const grows = (c: ConditionNode): boolean =>
-    c.kind === "leaf" ? c.fact !== undefined && GROWTH[c.fact.fact] !== undefined : c.kind === "all" || c.kind === "any" ? c.children.some(grows) : c.kind === "not" ? grows(c.child) : false;
+    c.kind === "leaf" ? c.fact !== undefined && (GROWTH[c.fact.fact] !== undefined || waitsForMark(c)) : c.kind === "all" || c.kind === "any" ? c.children.some(grows) : c.kind === "not" ? grows(c.child) : false;
   return grows(cond) ? bound(cond) : undefined;
 }

@@ -60,6 +60,9 @@ export interface Graph {
   clock?: Clock;
   /** Index of the first message whose id is BuildOptions.anchor; -1 if none (or none asked). */
   anchorIndex?: number;
+  /** The same for the last such message, and the id it was asked for. */
+  anchorLast?: number;
+  anchor?: string;
   /** The same for BuildOptions.anchor2, with the id it was asked for. */
   anchorIndex2?: number;
   anchor2?: string;
@@ -255,15 +258,17 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   const clock: Clock = prev?.clock ?? { turns: 0, calls: 0, tokens: 0, host: opts.host };
   const { anchor, anchor2, carried } = opts;
   let anchorIndex = -1;
+  let anchorLast = -1;
   let anchorIndex2 = -1;
   let sessionID: string;
   let byId: Map<string, PartNode>;
   try {
     for (let mi = 0; mi < messages.length; mi++) {
       const m = messages[mi];
-      if ((anchor !== undefined && anchorIndex < 0) || (anchor2 !== undefined && anchorIndex2 < 0)) {
+      if (anchor !== undefined || (anchor2 !== undefined && anchorIndex2 < 0)) {
         const id = m?.info?.id;
         if (anchorIndex < 0 && id === anchor) anchorIndex = mi;
+        if (anchor !== undefined && id === anchor) anchorLast = mi;
         if (anchorIndex2 < 0 && id === anchor2) anchorIndex2 = mi;
       }
       if (!m || !Array.isArray(m.parts)) continue;
@@ -354,5 +359,5 @@ export function buildGraph(messages: Message[], prev: Graph | undefined, opts: B
   clock.turns = turn;
   clock.calls = calls;
   clock.tokens = tokens;
-  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex, anchorIndex2, anchor2, keys };
+  return { sessionID, messages, nodes, byId, turns: turn, calls, lastUserMsgIndex, reused, clock, anchorIndex, anchorLast, anchor, anchorIndex2, anchor2, keys };
 }

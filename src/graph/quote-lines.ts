@@ -9,6 +9,9 @@ const LINE_NUMBER_PREFIX = /^\s*\d+[:→\t]\s?/;
 
 /** A tool-output line as indexed: line-number prefix removed, then trimmed. */
 export function indexedLine(raw: string): string {
+  // the prefix starts with a space or a digit: an ASCII line starting with anything else has none
+  const c = raw.charCodeAt(0);
+  if (c < 128 && c > 32 && (c < 48 || c > 57)) return raw.trim();
   return raw.replace(LINE_NUMBER_PREFIX, "").trim();
 }
 

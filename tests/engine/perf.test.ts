@@ -138,20 +138,22 @@ describe("fast paths agree with the definitions they replace", () => {
   });
 
   it("inputs whose fingerprints collide are still told apart by their full keys", () => {
-    // same length and the same first, middle and last characters: the same fingerprint
-    const [a, b] = [{ command: "cat a1b2c" }, { command: "cat a9b8c" }];
+    // longer than a string fingerprinted whole, the same length and the same first, middle and last
+    // characters: the same fingerprint
+    const [a, b] = [{ command: `cat ${"1".repeat(61)}z` }, { command: `cat ${"1".repeat(30)}2${"1".repeat(30)}z` }];
     expect(inputFingerprint(a, 0)).toBe(inputFingerprint(b, 0));
+    expect(inputFingerprint({ command: "cat a1b2c" }, 0)).not.toBe(inputFingerprint({ command: "cat a9b8c" }, 0)); // short: whole
     const history = [
       user("go"),
       assistant([{ tool: "bash", input: a, output: bigText("a"), id: "prt_fa" }]),
       assistant([{ tool: "bash", input: b, output: bigText("b"), id: "prt_fb" }]),
-      assistant([{ tool: "bash", input: { command: "cat a1b2c" }, output: bigText("a2"), id: "prt_fa2" }]),
+      assistant([{ tool: "bash", input: { command: a.command }, output: bigText("a2"), id: "prt_fa2" }]),
       assistant([], "done"),
     ];
     const p = createPruner({ config: { preset: "verbose", commit: { minTokens: 0 }, tool: false } });
     const out = deepCopy(history);
     p.transform(out);
-    expect(String(toolPart(out, "prt_fa")?.state?.output)).toBe('bash({command: "cat a1b2c"}) → superseded by a later bash');
+    expect(String(toolPart(out, "prt_fa")?.state?.output)).toBe(`bash({command: ${JSON.stringify(a.command)}}) → superseded by a later bash`);
     expect(toolPart(out, "prt_fb")?.state?.output).toBe(bigText("b"));
     expect(toolPart(out, "prt_fa2")?.state?.output).toBe(bigText("a2"));
   });

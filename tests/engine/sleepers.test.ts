@@ -59,6 +59,21 @@ describe("wake bounds", () => {
     expect(wake({ all: [{ fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }, { fact: "tool", operator: "equal", value: "bash" }] })).toEqual({ turns: Infinity, calls: Infinity, tokens: Infinity });
     expect(wakeOf(parseCondition({ fact: "promptTokens", operator: "greaterThan", value: 10 }))).toBeUndefined();
   });
+
+  it("superseded equal true, false now, waits for a supersede mark on the part (beside its clocks in an all; not in an any)", () => {
+    const none = { turns: -Infinity, calls: -Infinity, tokens: -Infinity };
+    const marked = (yes: boolean) => ({ ...ctx, supersededRule: () => (yes ? "r" : undefined) }) as FactContext;
+    const at = (when: unknown, yes: boolean) => wakeOf(parseCondition(when))?.(read, marked(yes), now);
+    const sup = { fact: "superseded", operator: "equal", value: true };
+    expect(at(sup, false)).toEqual({ ...none, mark: true });
+    expect(at(sup, true)).toEqual(none);
+    expect(at({ all: [sup, { fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }] }, false)).toEqual({ ...none, turns: now.turns + 2, mark: true });
+    expect(at({ any: [sup, { fact: "ageTurns", operator: "greaterThanInclusive", value: 3 }] }, false)).toEqual(none); // the mark may come first
+    expect(at({ any: [sup, sup] }, false)).toEqual({ ...none, mark: true });
+    // other forms wait for nothing (not:, false, a reference): evaluated on every call as before
+    expect(wakeOf(parseCondition({ fact: "superseded", operator: "not:equal", value: false }))).toBeUndefined();
+    expect(wakeOf(parseCondition({ fact: "superseded", operator: "equal", value: false }))).toBeUndefined();
+  });
 });
 
 interface Step {
