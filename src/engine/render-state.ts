@@ -31,11 +31,16 @@ export interface View {
 /** A view's kind before render planned it. */
 export const PLAN_UNSET = -1;
 
-/**
- * The plans the walk writes itself (render.ts carriedRenderer): render.ts PLAN_WRITE (1), PLAN_NONE
- * (3), PLAN_DECIDED (4) and PLAN_ERROR (5). A view of any other kind is rendered by the pass.
- */
-export const walkable = (kind: number): boolean => kind === 1 || kind === 3 || kind === 4 || kind === 5;
+// The plans render.ts makes (planOf): what rendering writes for a completed or failed tool part.
+export const PLAN_OTHER = 0; // anything else: the general path (renderSlots)
+export const PLAN_WRITE = 1; // write rInput as the input (if set), rValue as the output (if set)
+export const PLAN_DROP = 2; // one output decision whose patch only drops the part
+export const PLAN_NONE = 3; // nothing to write
+export const PLAN_DECIDED = 4; // PLAN_WRITE for an output decision: the attachments are emptied too
+export const PLAN_ERROR = 5; // a failed call (not compacted): rValue as its error (if set), rInput as the input (if set); no tag
+
+/** The plans the walk writes itself (render.ts carriedRenderer); a view of any other kind is rendered by the pass. */
+export const walkable = (kind: number): boolean => kind === PLAN_WRITE || kind === PLAN_NONE || kind === PLAN_DECIDED || kind === PLAN_ERROR;
 
 export class RenderState {
   /** By node position; undefined for a node with nothing to render. */

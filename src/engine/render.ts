@@ -5,7 +5,7 @@ import { inputChars, resultText, textLength, textOf, type Graph, type PartNode }
 import type { IdTags } from "./id-tags.js";
 import type { Message, Part } from "../graph/types.js";
 import type { Patch } from "./actions/index.js";
-import { PLAN_UNSET, RenderState, walkable, type View } from "./render-state.js";
+import { PLAN_DECIDED, PLAN_DROP, PLAN_ERROR, PLAN_NONE, PLAN_OTHER, PLAN_UNSET, PLAN_WRITE, RenderState, walkable, type View } from "./render-state.js";
 import { decisionsOf, type DecisionSlots } from "./state.js";
 import { dropLater, setOutput, type Drops, type WriteLog } from "./write-log.js";
 
@@ -77,12 +77,7 @@ function applyPatch(node: PartNode, part: Part, parts: Part[], pi: number, patch
 // tags on, the case of nearly every part of a long history. Kept in the node's view until its
 // decisions or its tag suffix change (RenderState.changed): most calls then write cached values
 // without reading the decisions, their patches or the copy's own output.
-const PLAN_OTHER = 0; // anything else: the general path (renderSlots)
-const PLAN_WRITE = 1; // write rInput as the input (if set), rValue as the output (if set)
-const PLAN_DROP = 2; // one output decision whose patch only drops the part
-const PLAN_NONE = 3; // nothing to write
-const PLAN_DECIDED = 4; // PLAN_WRITE for an output decision: the attachments are emptied too
-const PLAN_ERROR = 5; // a failed call (not compacted): rValue as its error (if set), rInput as the input (if set); no tag
+// The plan kinds (PLAN_*) are in render-state.ts, which says which of them the walk writes.
 
 /** Only replaces the output (a string), or only the input: the common patches. */
 const outputOnly = (p: Patch) => typeof p.output === "string" && p.input === undefined && p.text === undefined && p.asText === undefined && p.drop !== true;
