@@ -18,6 +18,14 @@ describe("indexedLine", () => {
     expect(indexedLine(`12\t${LINE}`)).toBe(LINE);
     expect(indexedLine(`  ${LINE}  `)).toBe(LINE);
   });
+
+  it("skips the prefix pattern only where it cannot match: every first character gives what the pattern gives", () => {
+    // the pattern of src/graph/quote-lines.ts, as the reference the shortcut must equal
+    const reference = (raw: string) => raw.replace(/^\s*\d+[:→\t]\s?/, "").trim();
+    const firsts = [...Array(256).keys()].map((c) => String.fromCharCode(c)).concat(["\u00a0", "\u2003", "\u3000", "\ufeff", "→", "é"]);
+    for (const first of firsts)
+      for (const rest of [`12: ${LINE}`, `${LINE}  `, ` 7→${LINE}`, ""]) expect(indexedLine(first + rest), JSON.stringify(first + rest)).toBe(reference(first + rest));
+  });
 });
 
 describe("writtenLines", () => {
