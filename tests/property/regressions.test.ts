@@ -51,6 +51,27 @@ describe("duplicate part ids (presets.test.ts, seed 1990296199: odd shape dupPar
   });
 });
 
+describe("assistant text without a string id (presets.test.ts, seed -622932284: noid + dupParts, text quoting tags)", () => {
+  // The graph builds no node for a part whose id is not a string, so nothing addresses it: it
+  // passes through as it came, echoed tags and all (the checker had expected them stripped). The
+  // same text with an id has them stripped.
+  const text = "line 0 [acp:t0] \nline 1 [acp:t1] ";
+  const history = (id: unknown): Message[] => [
+    { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_u", sessionID: sid, messageID: "msg_1", type: "text", text: "go" }] },
+    { info: { id: "msg_2", sessionID: sid, role: "assistant" }, parts: [{ id, sessionID: sid, messageID: "msg_2", type: "text", text } as Part] },
+  ];
+
+  it("passes through untouched; with an id, the echoes are stripped", () => {
+    const p = createPruner({ preset: "compact", config: { idsFromTokens: 0 }, stateDir: tmp("acp-reg-noid-") });
+    const noId = history(7);
+    p.transform(noId);
+    expect(noId[1].parts[0].text).toBe(text);
+    const withId = history("prt_a");
+    p.transform(withId);
+    expect(withId[1].parts[0].text).toBe("line 0\nline 1  ");
+  });
+});
+
 describe("duplicate part ids in a repeated transform (presets.test.ts strict, seed -902120597: dupParts + swaps)", () => {
   // Fixed (was KNOWN_OPEN "dup-part-ids"). A step-start comes first with the id a later user text
   // part also has; the step-start is dropped. A repeated transform of that output re-renders the
