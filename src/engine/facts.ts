@@ -16,6 +16,8 @@ export interface FactContext {
   idleCalls(node: PartNode): number;
   /** User turns since a message the user typed named the part's file; Infinity: never (engine/use.ts). */
   userNamedTurns(node: PartNode): number;
+  /** User turns the part's subject was in use in so far (engine/use.ts). */
+  useTurns(node: PartNode): number;
   /** Tokens of the whole prompt before pruning (the `promptTokens` fact); 0 when not given. */
   promptTokens?(): number;
 }
@@ -55,6 +57,7 @@ const GETTERS: Record<FactName, FactGetter> = {
   idleTurns: (n, c) => c.idleTurns(n),
   idleCalls: (n, c) => c.idleCalls(n),
   userNamedTurns: (n, c) => c.userNamedTurns(n),
+  useTurns: (n, c) => c.useTurns(n),
   promptTokens: (_n, c) => c.promptTokens?.() ?? 0,
   toolTokensNewer: (n) => n.toolTokensNewer,
   protectedTools: (_n, c) => c.config.protectedTools,

@@ -197,6 +197,7 @@ export class SessionRuntime {
       idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
       idleCalls: (n) => this.use?.idleCalls(n) ?? n.ageCalls,
       userNamedTurns: (n) => this.use?.userNamedTurns(n) ?? Infinity,
+      useTurns: (n) => this.use?.useTurns(n) ?? 1,
       promptTokens: () => this.promptTokens(),
     }));
   }
@@ -485,7 +486,7 @@ export class SessionRuntime {
 }
 
 /** Facts that read when parts were last in use (engine/use.ts): tracked only when a rule reads one. */
-const USE_FACTS = new Set(["idleTurns", "idleCalls", "userNamedTurns"]);
+const USE_FACTS = new Set(["idleTurns", "idleCalls", "userNamedTurns", "useTurns"]);
 
 /** A condition reads a use fact: as a leaf's fact or as a fact its value refers to. */
 function readsUse(cond: ConditionNode | undefined): boolean {

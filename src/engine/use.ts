@@ -49,6 +49,13 @@ const nameKey = (name: string) => "=" + name.toLowerCase();
 /** How a file named without one is ("docs/project-plan" for PROJECT_PLAN.md): lower case, no extension, no separators. */
 const stemKey = (name: string) => "~" + name.toLowerCase().replace(/\.[a-z0-9]+$/, "").replace(/[^a-z0-9]/g, "");
 
+/** How useTurns keys a subject: a file by its name (a read of src/a.ts and text naming a.ts are one subject), else the field and value. */
+const fileKey = (name: string) => "/" + name;
+const subjectKey = (field: string, v: string) => {
+  const name = fileName(v);
+  return name === undefined ? field + "\0" + v : fileKey(name);
+};
+
 /** A use: the part that used a subject, as its user turn and the tool calls up to and including it. */
 interface Use {
   turn: number;
@@ -69,6 +76,8 @@ export class UseTracker {
   private readonly named = new Map<string, Use>();
   /** nameKey or stemKey of a file a user's own text named → that user turn. */
   private readonly userNamed = new Map<string, number>();
+  /** subject (file name, else field + value) → the user turns it was in use in: the last one and how many. */
+  private readonly turnsInUse = new Map<string, { turn: number; count: number }>();
   /** node index → the last assistant message that quoted a line of its output. */
   private readonly quoted = new Map<number, Use>();
   /** output line → the newest node whose output holds it. */
@@ -88,6 +97,7 @@ export class UseTracker {
           if (!isSubject(v)) continue;
           this.touched.set(k + "\0" + v, use);
           if (changes) this.changed.set(k + "\0" + v, use);
+          this.inUse(subjectKey(k, v), n.turn);
         }
         if (assistant) this.quotes(input, use);
       }
@@ -107,7 +117,10 @@ export class UseTracker {
       for (const m of p.text.matchAll(PATH_WORD)) {
         const word = m[0];
         const name = fileName(word);
-        if (name) this.named.set(name, use);
+        if (name) {
+          this.named.set(name, use);
+          this.inUse(fileKey(name), n.turn);
+        }
         // a file the user names (not a folder: "src/" names many files), by its name or, written
         // without an extension, by its stem
         if (name && byUser && p.text[m.index! + word.length] !== "/") {
@@ -146,6 +159,26 @@ export class UseTracker {
     return Math.max(0, callsThrough(n) + n.ageCalls - this.lastCalls);
   }
 
+  private inUse(key: string, turn: number): void {
+    const u = this.turnsInUse.get(key);
+    if (u === undefined) this.turnsInUse.set(key, { turn, count: 1 });
+    else if (u.turn !== turn) {
+      u.turn = turn;
+      u.count++;
+    }
+  }
+
+  /** User turns its subject was in use in so far (its own included): the most of any subject. */
+  useTurns(n: PartNode): number {
+    const keys = this.subjectsOf(n).inUse;
+    let most = 0;
+    for (let k = 0; k < keys.length; k++) {
+      const u = this.turnsInUse.get(keys[k]);
+      if (u !== undefined && u.count > most) most = u.count;
+    }
+    return most;
+  }
+
   /** User turns since a user message last named the part's file (Infinity: never). */
   userNamedTurns(n: PartNode): number {
     const keys = this.subjectsOf(n).userKeys;
@@ -166,13 +199,14 @@ export class UseTracker {
   private subjectsOf(n: PartNode): Subjects {
     let s = this.subjects.get(n.index);
     if (s) return s;
-    s = { touched: [], named: [], userKeys: [] };
+    s = { touched: [], named: [], userKeys: [], inUse: [] };
     const input = n.part.type === "tool" ? n.part.state?.input : undefined;
     if (isObject(input))
       for (const k of Object.keys(input)) {
         const v = input[k];
         if (!isSubject(v)) continue;
         s.touched.push(k + "\0" + v);
+        s.inUse.push(subjectKey(k, v));
         const name = fileName(v);
         if (name === undefined) continue;
         s.named.push(name);
@@ -205,4 +239,6 @@ interface Subjects {
   named: string[];
   /** The keys a user's naming of its files is looked up by (nameKey, stemKey). */
   userKeys: string[];
+  /** The keys useTurns looks its subjects up by (subjectKey). */
+  inUse: string[];
 }

@@ -89,7 +89,7 @@ describe("acp rules list / catalog, acp presets", () => {
     const lines = r.out.trimEnd().split("\n");
     expect(lines.slice(0, 3)).toEqual(PRESET_NAMES.map((n) => `${n}: ${loadPreset(n).preset!.description}`));
     expect(lines[4]).toMatch(/^rule\s+compact\s+balanced\s+verbose$/);
-    expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0\}\s+with \{"minChars":1000,"idleTurns":5\}\s+off$/);
+    expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0,"workingSetIdleTurns":4\}\s+with \{"minChars":1000,"idleTurns":5\}\s+off$/);
     expect(lines.at(-1)).toMatch(/^\(commit minTokens\)\s+50000\s+50000\s+50000$/);
     expect(lines).toHaveLength(5 + builtin.length + 1);
   });

@@ -22,6 +22,7 @@ function ctx(over: Partial<FactContext> = {}): FactContext {
     idleTurns: () => 0,
     idleCalls: () => 0,
     userNamedTurns: () => Infinity,
+    useTurns: () => 1,
     decidedRule: () => undefined,
     ...over,
   };

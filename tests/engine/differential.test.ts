@@ -252,6 +252,7 @@ function probeContext(): FactContext {
     idleTurns: (n) => n.ageTurns,
     idleCalls: (n) => n.ageCalls,
     userNamedTurns: (n) => (n.index % 4 === 0 ? 1 : Infinity),
+    useTurns: (n) => 1 + (n.index % 5),
     decidedRule: (n) => (n.index % 7 === 0 ? "large-output-head-tail" : undefined),
   };
 }

@@ -68,7 +68,7 @@ function replay(p: AcpPruner, h: Message[], on: boolean, between?: (k: number, p
 
 const NOW = Date.UTC(2026, 0, 1);
 /** fc.sample seed and count of the fixed random-rule runs below: a sample that parks wants, with and without CI=true (a new fact in the catalogue changes the draws: pick again). */
-const PARKING_SEED = 46;
+const PARKING_SEED = 67;
 const PARKING_RUNS = 1;
 
 

@@ -15,7 +15,7 @@ const tool = (name: string, input: Record<string, unknown>, output = "") => ({ t
 const LONG = (s: string) => `${s} ${"and a line long enough to count as a quote".repeat(1)}`;
 
 /** A measure of the first part of message `at`, read from a use tracker that saw the whole history. */
-function measured(measure: "idleTurns" | "idleCalls" | "userNamedTurns", history: Message[], at: number): number {
+function measured(measure: "idleTurns" | "idleCalls" | "userNamedTurns" | "useTurns", history: Message[], at: number): number {
   const g = buildGraph(history, undefined, { host: OPENCODE });
   const use = new UseTracker();
   for (const n of g.nodes) use.see(n);
@@ -119,6 +119,34 @@ describe("userNamedTurns", () => {
     // "docs/duckdb/" names a folder of many files, not a file called duckdb
     expect(named([user("use @docs/duckdb/ for this"), read("/repo/docs/duckdb")], 1)).toBe(Infinity);
     expect(named([user("use @docs/duckdb for this"), read("/repo/docs/duckdb")], 1)).toBe(0);
+  });
+});
+
+describe("useTurns", () => {
+  const turns = (history: Message[], at: number) => measured("useTurns", history, at);
+  const user = (text: string) => msg("user", [{ type: "text", text }]);
+  const say = (text: string) => msg("assistant", [{ type: "text", text }]);
+  const read = (filePath: string) => msg("assistant", [tool("read", { filePath }, "1: x")]);
+
+  it("counts the user turns its subject was in use in, its own included, each turn once", () => {
+    expect(turns([user("look"), read("/repo/src/app.ts")], 1)).toBe(1);
+    // named twice and edited in turn 2, named in turn 3: three turns
+    const h = [user("look"), read("/repo/src/app.ts"), user("why?"), say("app.ts does it, see src/app.ts"), msg("assistant", [tool("edit", { filePath: "/repo/src/app.ts", oldString: "a", newString: "b" })]), user("and?"), say("app.ts again")];
+    expect(turns(h, 1)).toBe(3);
+    // a turn that only names other files adds nothing
+    expect(turns([...h, user("then"), say("see util.ts")], 1)).toBe(3);
+  });
+
+  it("counts a file by its name: another path to the same name, or the user naming it, is the same subject", () => {
+    const h = [user("look"), read("/repo/src/app.ts"), user("open lib/app.ts"), say("ok"), user("x"), read("/repo/lib/app.ts")];
+    expect(turns(h, 1)).toBe(3);
+  });
+
+  it("counts subjects that are not files by field and value", () => {
+    const run = (command: string) => msg("assistant", [tool("bash", { command }, "ok")]);
+    const h = [user("test"), run("npm test"), user("again"), run("npm test"), user("lint"), run("npm run lint")];
+    expect(turns(h, 1)).toBe(2);
+    expect(turns(h, 5)).toBe(1);
   });
 });
 
