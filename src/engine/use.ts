@@ -51,10 +51,8 @@ const stemKey = (name: string) => "~" + name.toLowerCase().replace(/\.[a-z0-9]+$
 
 /** How useTurns keys a subject: a file by its name (a read of src/a.ts and text naming a.ts are one subject), else the field and value. */
 const fileKey = (name: string) => "/" + name;
-const subjectKey = (field: string, v: string) => {
-  const name = fileName(v);
-  return name === undefined ? field + "\0" + v : fileKey(name);
-};
+/** `touched`: the subject's field + "\0" + value; `name`: the file name the value names, if any (fileName). */
+const subjectKey = (touched: string, name: string | undefined) => (name === undefined ? touched : fileKey(name));
 
 /** A use: the part that used a subject, as its user turn and the tool calls up to and including it. */
 interface Use {
@@ -95,9 +93,10 @@ export class UseTracker {
         for (const k of Object.keys(input)) {
           const v = input[k];
           if (!isSubject(v)) continue;
-          this.touched.set(k + "\0" + v, use);
-          if (changes) this.changed.set(k + "\0" + v, use);
-          this.inUse(subjectKey(k, v), n.turn);
+          const key = k + "\0" + v;
+          this.touched.set(key, use);
+          if (changes) this.changed.set(key, use);
+          this.inUse(subjectKey(key, fileName(v)), n.turn);
         }
         if (assistant) this.quotes(input, use);
       }
@@ -205,9 +204,10 @@ export class UseTracker {
       for (const k of Object.keys(input)) {
         const v = input[k];
         if (!isSubject(v)) continue;
-        s.touched.push(k + "\0" + v);
-        s.inUse.push(subjectKey(k, v));
+        const key = k + "\0" + v;
         const name = fileName(v);
+        s.touched.push(key);
+        s.inUse.push(subjectKey(key, name));
         if (name === undefined) continue;
         s.named.push(name);
         s.userKeys.push(nameKey(name), stemKey(name));
