@@ -6,5 +6,6 @@ export default defineConfig({
     testTimeout: 30_000,
     pool: "forks",
     setupFiles: ["tests/fuzz-seed.ts"],
+    globalSetup: ["tests/temp-root.ts"],
   },
 });
