@@ -4,6 +4,7 @@ import { OPENCODE } from "../host/profile.js";
 import type { Command } from "commander";
 import { createPruner } from "../engine/pruner.js";
 import { formatExplained } from "../engine/explain.js";
+import { describeStanding, type StandingRule } from "../engine/why-not.js";
 import { loadSessions, sessionIdOf } from "../sim/index.js";
 import type { Io } from "./io.js";
 
@@ -17,7 +18,7 @@ export function explainCall(path: string, opts: { preset: string; call?: number;
   const sid = sessionIdOf(session);
   const entries = pruner.explain(sid).filter((e) => (opts.part ? e.partId === opts.part : e.tokensSaved > 0));
   const out = [`${session.file}: call ${n} of ${calls.length}, preset ${opts.preset}: ${entries.length} part${entries.length === 1 ? "" : "s"} pruned, ${entries.reduce((s, e) => s + e.tokensSaved, 0)} tokens saved`];
-  if (opts.part && entries.length === 0) out.push(`part ${opts.part} is not pruned at call ${n}`);
+  if (opts.part && entries.length === 0) out.push(...notPruned(pruner.why(sid, opts.part)?.standing, opts.part, n));
   for (const e of entries) {
     const why = pruner.why(sid, e.partId);
     out.push("", `${e.partId} (${e.tool ?? "part"}): ${e.action} by ${e.rule}, ${e.tokensSaved} tokens`);
@@ -30,6 +31,14 @@ export function explainCall(path: string, opts: { preset: string; call?: number;
     }
   }
   return out.join("\n");
+}
+
+/** A part no rule pruned: each rule that considers it, where it stands, and its condition evaluated. */
+function notPruned(standing: StandingRule[] | undefined, partId: string, call: number): string[] {
+  if (!standing) throw new Error(`--part ${partId}: no such part in the prompt of call ${call}`);
+  const out = [`part ${partId} is not pruned at call ${call}${standing.length ? "" : ": no rule considers it"}`];
+  for (const s of standing) out.push("", `  ${describeStanding(s)}`, ...(s.source ? [`    [${s.source}]`] : []), ...formatExplained(s.when, "    "));
+  return out;
 }
 
 export function registerExplain(program: Command, io: Io, setCode: (c: number) => void): void {

@@ -20,6 +20,7 @@ import type { HostProfile } from "../graph/host.js";
 import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
+import { standingOf, type StandingRule } from "./why-not.js";
 import { sessionTotals, type RuleTotals } from "./totals.js";
 import type { Condition } from "../rules/types.js";
 import type { PartNode } from "../graph/graph.js";
@@ -73,6 +74,8 @@ export interface PartExplanation {
   decisions: { slot: string; rule: string; action: string; tokens: number; call: number; by?: string }[];
   /** For each deciding rule: its `when` evaluated on the part, and the key it grouped by. */
   rules: { id: string; description: string; source?: string; key?: string; when: ExplainedCondition; by?: ExplainedCondition }[];
+  /** A part no rule has pruned: the rules that consider it and where each stands (why-not.ts). */
+  standing?: StandingRule[];
 }
 
 export interface AcpPruner extends Pruner {
@@ -88,8 +91,11 @@ export interface AcpPruner extends Pruner {
    * regret event of the rule that had pruned it, by the user (/acp restore, the default) or the agent.
    */
   restore(sessionID: string, partId: string, by?: "agent" | "user"): boolean;
-  /** Why a part is pruned: the decision, the rule's evaluated condition and its supersede key. */
-  why(sessionID: string, partId: string): PartExplanation | undefined;
+  /**
+   * Why a part is pruned (the decision, the rule's evaluated condition and its supersede key), or why
+   * not yet (`standing`). `history`: the session's messages, for a part the last call did not see.
+   */
+  why(sessionID: string, partId: string, history?: Message[]): PartExplanation | undefined;
   /**
    * All sessions' totals per rule (this one's recorded first), and a problem with the file if it
    * was unreadable; undefined without a stats file.
@@ -239,6 +245,21 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       }
       return undefined;
     };
+  }
+
+  /**
+   * why() for a part the last call did not see (a new process: `opencode run --command acp`; or a
+   * part newer than the last request): the facts of `history`, in a runtime of its own over a copy
+   * of the state, so neither the session's runtime nor its state changes.
+   */
+  function whyNotFrom(sessionID: string, partId: string, history: Message[]): PartExplanation | undefined {
+    const state = structuredClone(runtime(sessionID).state);
+    if (state.decisions[partId]) return undefined;
+    const rt = new SessionRuntime(ruleSet, configFacts, state, host);
+    rt.update(buildGraph(history, undefined, { host, anchor: state.introAt }));
+    evaluateProtection(rt);
+    const node = rt.graph.byId.get(partId);
+    return node && { partId, tool: node.part.tool, decisions: [], rules: [], standing: standingOf(rt, ruleSet, node, resolved.commit.regretLimit ?? 0) };
   }
 
   /** Rebuilds the model's prune requests from its tool calls in the history (state was lost). */
@@ -402,11 +423,12 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     },
     state: (id) => runtime(id).state,
     restore,
-    why(sessionID, partId) {
+    why(sessionID, partId, history) {
       const rt = sessions.get(sessionID);
       const node = rt?.graph?.byId.get(partId);
       const slots = rt?.state.decisions[partId];
-      if (!rt || !node || !slots) return undefined;
+      if (!rt || !node) return history ? whyNotFrom(sessionID, partId, history) : undefined;
+      if (!slots) return { partId, tool: node.part.tool, decisions: [], rules: [], standing: standingOf(rt, ruleSet, node, resolved.commit.regretLimit ?? 0) };
       const decisions = Object.entries(slots).map(([slot, d]) => ({ slot, rule: d!.rule, action: d!.action, tokens: d!.tokens, call: d!.call, by: d!.by }));
       const rules = decisions.flatMap((d) => {
         const r = ruleSet.rules.find((x) => x.id === d.rule);

@@ -7,6 +7,7 @@ import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
 import { partOf } from "../engine/ids.js";
 import { manualBy, type ManualEntry } from "../engine/manual.js";
+import { describeStanding } from "../engine/why-not.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
 import { budgetText, type BudgetLimit } from "./budget.js";
@@ -133,6 +134,9 @@ function manualText(entry: ManualEntry | undefined, action: string): string {
   return manualBy(entry) === "user" ? `${done} by the user with /acp sweep` : `${done} by the agent with context_prune`;
 }
 
+/** Rules listed for a part that is not pruned (the most telling first: what holds it, what is about to prune it). */
+const MAX_STANDING = 8;
+
 export function explainText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
   const who = named(pruner, sessionID, raw, buildGraph(messages, undefined, { host: OPENCODE }));
   if (!who.partId) return unknownId("explain", who.shown);
@@ -141,7 +145,11 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
   const e = pruner.explain(sessionID).filter((x) => x.partId === who.partId);
   if (!e.length) {
     if (manual) return `acp explain ${who.label}: not pruned yet; ${manualText(manual, "pruned")}, applied from the next request.`;
-    return `acp explain ${who.label}: not pruned.`;
+    const standing = pruner.why(sessionID, who.partId, messages)?.standing;
+    if (!standing?.length) return `acp explain ${who.label}: not pruned.`;
+    const lines = standing.slice(0, MAX_STANDING).map((x) => `  - ${describeStanding(x)}`);
+    if (standing.length > MAX_STANDING) lines.push(`  - and ${standing.length - MAX_STANDING} more (\`npx acp explain <export.json> --part ${who.partId}\` on an \`opencode export\` of the session shows each condition)`);
+    return [`acp explain ${who.label}: not pruned. Rules that consider it:`, ...lines].join("\n");
   }
   return e
     .map((x) => {

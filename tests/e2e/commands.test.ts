@@ -4,6 +4,7 @@
 // `opencode run`, which then ends with the plugin's readable error (exit 1: OpenCode 1.18.33 has
 // no other way for a plugin to skip the model call). The session first gets one prune (a read
 // superseded by a second read of the same file). Also: explain and restore by the ids users see,
+// explain of a part no rule pruned (why not),
 // sweep counts, and configuration problems printed by `opencode run`.
 import fs from "node:fs";
 import path from "node:path";
@@ -38,6 +39,8 @@ describe("/acp commands in the real host", () => {
   let sessionID: string;
   /** The id the first (superseded) read shows the model. */
   let readId: string;
+  /** The id of the second read, which no rule prunes. */
+  let freshId: string;
   /** What `opencode run --command acp …` did; filled by the tests in order. */
   const cmd: Record<string, { run: RunResult; requestsBefore: number; requestsAfter: number }> = {};
 
@@ -72,6 +75,7 @@ describe("/acp commands in the real host", () => {
     sessionID = run.sessionID!;
     expect(sessionID).toMatch(/^ses_/);
     readId = idIn(run.requests[1], "call_read_1");
+    freshId = idIn(run.requests[2], "call_read_2");
   }, RUN_TIMEOUT);
 
   it("/acp explain takes the id the model and the user see ([acp:t…] or t…); an unknown id says so", async () => {
@@ -79,12 +83,17 @@ describe("/acp commands in the real host", () => {
     await acp(`explain ${readId}`);
     await acp(`explain [acp:${readId}]`);
     await acp("explain tzzz");
+    await acp(`explain ${freshId}`);
     const texts = await replies(ws, sessionID, "acp explain");
-    expect(texts).toHaveLength(3);
+    expect(texts).toHaveLength(4);
     const explained = new RegExp(`^acp explain ${readId} \\(prt_\\w+, read \\S*notes\\.txt\\): supersede by rule "(identical-call|read-supersedes-read)" \\(\\d+ tokens saved\\)`);
     expect(texts[0]).toMatch(explained);
     expect(texts[1]).toBe(texts[0]);
     expect(texts[2]).toBe('acp explain: unknown id "tzzz". Ids are the ones in [acp:…] tags, such as t1bz, or part ids (prt_…).');
+    // a part no rule pruned, asked in a new process: the rules that consider it and where each stands
+    expect(texts[3]).toMatch(new RegExp(`^acp explain ${freshId} \\(prt_\\w+, read \\S*notes\\.txt\\): not pruned\\. Rules that consider it:\\n`));
+    expect(texts[3]).toMatch(/\n {2}- read-supersedes-read: no newer part with the same key \("file:\/\S*notes\.txt"\)\n/);
+    expect(texts[3]).toMatch(/\n {2}- idle-large-output: does not match: idleCalls = 0 \(greaterThanInclusive 20\); userNamedTurns = 0 \(greaterThanInclusive 4\)$/);
   }, RUN_TIMEOUT);
 
   it("/acp stats makes no model request and stores its reply as an ignored message", async () => {

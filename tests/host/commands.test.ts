@@ -124,7 +124,14 @@ describe("/acp commands", () => {
     const explained = new RegExp(`^acp explain ${t1} \\(prt_c1, bash git status\\): supersede by rule "identical-call" \\(\\d+ tokens saved\\)`);
     expect(runCommand(p, SID, `explain ${t1}`, h)).toMatch(explained);
     expect(runCommand(p, SID, `explain [acp:${t1}]`, h)).toMatch(explained);
-    expect(runCommand(p, SID, `explain ${t3}`, h)).toBe(`acp explain ${t3} (prt_c3, grep x): not pruned.`);
+    // a part no rule pruned: the rules that consider it, each with what it waits for or what fails
+    expect(runCommand(p, SID, `explain ${t3}`, h)).toBe([
+      `acp explain ${t3} (prt_c3, grep x): not pruned. Rules that consider it:`,
+      `  - identical-call: no newer part with the same key ("grep:{\\"pattern\\":\\"x\\"}")`,
+      `  - grep-repeat: no newer part with the same key ("grep::x:")`,
+      `  - stale-tool-output: does not match: ageTurns = 0 (greaterThanInclusive 1); idleTurns = 0 (greaterThanInclusive 2)`,
+      `  - idle-large-output: does not match: idleCalls = 1 (greaterThanInclusive 20)`,
+    ].join("\n"));
     expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned.`);
     for (const cmd of ["explain", "restore"]) {
       expect(runCommand(p, SID, `${cmd} tzzz`, h)).toBe(`acp ${cmd}: unknown id "tzzz". Ids are the ones in [acp:…] tags, such as t1bz, or part ids (prt_…).`);
@@ -134,6 +141,27 @@ describe("/acp commands", () => {
     const next = structuredClone(h);
     p.transform(next);
     expect(toolPart(next, "prt_c1")?.state?.output).toBe(`${bigText("st1")}\n[acp:${t1}]`);
+  });
+
+  it("explain of a part no rule pruned works in a new process and for parts newer than the last request", () => {
+    const h = session();
+    const listed = /^acp explain prt_c3 \(grep x\): not pruned\. Rules that consider it:\n {2}- identical-call: no newer part with the same key/;
+    // a new process (opencode run --command acp): no request went through this pruner
+    const fresh = createPruner({ config: { tool: false } });
+    expect(runCommand(fresh, SID, "explain prt_c3", h)).toMatch(listed);
+    // the last request ended before prt_c3: the history the command gets has it
+    const behind = createPruner({ config: { tool: false } });
+    behind.transform(structuredClone(h.slice(0, 3)));
+    expect(runCommand(behind, SID, "explain prt_c3", h)).toMatch(listed);
+    // answering changed nothing: the next request prunes as if the command had not been asked
+    const a = structuredClone(h);
+    const b = structuredClone(h);
+    behind.transform(a);
+    const control = createPruner({ config: { tool: false } });
+    control.transform(structuredClone(h.slice(0, 3)));
+    control.transform(b);
+    expect(a).toEqual(b);
+    expect(behind.state(SID).decisions).toEqual(control.state(SID).decisions);
   });
 
   it("sweep counts each output once, and the breadcrumb and explain say the user discarded it", () => {
