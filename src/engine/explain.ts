@@ -44,10 +44,11 @@ export function explainCondition(cond: Condition | ConditionNode, node: PartNode
   });
 }
 
-const show = (v: unknown) => {
+/** A fact's or value's text, cut to `max` characters. */
+export const show = (v: unknown, max = 80) => {
   // JSON has no Infinity or NaN (it writes null): a fact such as userNamedTurns is Infinity when it never happened
   const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? "undefined");
-  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
+  return s.length > max ? `${s.slice(0, max - 3)}…` : s;
 };
 
 /** Indented text of an explained condition, one line per node. */

@@ -3,7 +3,7 @@
 // never changes: conditions are evaluated by explain's code (the same leaves as the compiled ones),
 // and the verdicts the phases cached (a change wanted, or not worth making) are only looked up.
 import type { PartNode } from "../graph/graph.js";
-import { explainCondition, type ExplainedCondition } from "./explain.js";
+import { explainCondition, type ExplainedCondition, show } from "./explain.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 
@@ -74,10 +74,8 @@ function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: 
   return rt.patches[r.index]?.get(node.part.id) === null ? "not-worth" : "waiting";
 }
 
-const show = (v: unknown, max = 60) => {
-  const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? "undefined");
-  return s.length > max ? `${s.slice(0, max - 3)}…` : s;
-};
+/** A leaf as `fact = value (operator expected)`. */
+const leafText = (e: Extract<ExplainedCondition, { fact: unknown }>) => `${e.fact}${e.path ? ` ${e.path}` : ""} = ${show(e.factResult, 60)} (${e.operator} ${show(e.valueResult, 60)})`;
 
 /** The leaves that make a false condition false, as `fact = value (operator expected)`. */
 export function failingLeaves(e: ExplainedCondition): string[] {
@@ -85,7 +83,7 @@ export function failingLeaves(e: ExplainedCondition): string[] {
   if ("all" in e) return e.all.flatMap(failingLeaves);
   if ("any" in e) return [e.any.map((c) => failingLeaves(c).join(" and ")).filter(Boolean).join(" or ")].filter(Boolean);
   if ("not" in e) return [`not (${holdingLeaves(e.not).join(" and ")})`];
-  return [`${e.fact}${e.path ? ` ${e.path}` : ""} = ${show(e.factResult)} (${e.operator} ${show(e.valueResult)})`];
+  return [leafText(e)];
 }
 
 /** The leaves that make a true condition true (what a `not` turned false). */
@@ -94,7 +92,7 @@ function holdingLeaves(e: ExplainedCondition): string[] {
   if ("all" in e) return e.all.flatMap(holdingLeaves);
   if ("any" in e) return holdingLeaves(e.any.find((c) => c.result)!);
   if ("not" in e) return failingLeaves(e.not).map((s) => `not (${s})`);
-  return [`${e.fact}${e.path ? ` ${e.path}` : ""} = ${show(e.factResult)} (${e.operator} ${show(e.valueResult)})`];
+  return [leafText(e)];
 }
 
 /** One line: where the rule stands and, when it does not match, what fails. */
