@@ -61,6 +61,36 @@ describe("commit at a prefix break", () => {
   });
 });
 
+describe("a batch that repays the re-cache waits for the turn (commit.minTurnCalls)", () => {
+  // turn 1: `ls` twice, no reasoning (the first is pending: sent); then a user message and a turn of
+  // short steps. A batch may pay (breakEven 1), but a session often ends a few calls into a turn.
+  const h: Message[] = [
+    user("go"),
+    assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 200), id: "prt_ls1" }]),
+    assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 200), id: "prt_ls2" }]),
+    user("next"),
+    ...Array.from({ length: 8 }, (_, k) => assistant([{ tool: "bash", input: { command: `echo ${k}` }, output: "ok" }])),
+  ];
+  /** Assistant messages of the last turn in the first prompt that shows prt_ls1 superseded. */
+  const turnCallsAtCommit = (minTurnCalls?: number) => {
+    const out = calls(createPruner({ preset: "verbose", config: { idsFromTokens: 0, tool: false, commit: { minTokens: 1_000_000, breakEven: 1, pressureTokens: 0, ...(minTurnCalls ? { minTurnCalls } : {}) } } }), h);
+    const first = out.findIndex((ms) => superseded(ms, "prt_ls1"));
+    expect(first).toBeGreaterThan(0);
+    const ms = out[first];
+    const lastUser = ms.map((m) => m.info.role).lastIndexOf("user");
+    return ms.slice(lastUser + 1).filter((m) => m.info.role === "assistant").length;
+  };
+
+  it("commits once the turn has made minTurnCalls calls (default 3)", () => {
+    expect(turnCallsAtCommit(undefined)).toBe(3);
+    expect(turnCallsAtCommit(5)).toBe(5);
+  });
+
+  it("balanced waits for 5 calls", () => {
+    expect(createPruner({ preset: "balanced" }).resolved.commit.minTurnCalls).toBe(5);
+  });
+});
+
 describe("context pressure", () => {
   // Two identical 12K-token listings in one step (the first is pruned at once: unsent), then two
   // identical 1K-token greps in two steps (the first is pending: sent). Unpruned ~26K tokens,
