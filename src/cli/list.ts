@@ -3,8 +3,8 @@ import { resolve as resolvePath } from "node:path";
 import { loadRuleFiles, BUILTIN_RULES_DIR } from "../rules/load.js";
 import { loadConfig } from "../rules/config.js";
 import { resolveRules } from "../rules/resolve.js";
-import { loadPreset, PRESET_NAMES } from "../rules/presets.js";
-import { PHASES, type RuleSetting } from "../rules/types.js";
+import { DEFAULT_COMMIT, loadPreset, PRESET_NAMES } from "../rules/presets.js";
+import { PHASES, type CommitPolicy, type RuleSetting } from "../rules/types.js";
 import { FACT_DECLS } from "../lang/facts.js";
 import { OPERATORS } from "../lang/operators.js";
 import { ACTION_DECLS } from "../lang/actions.js";
@@ -38,7 +38,8 @@ export function listPresets(): string {
   const { rules } = loadRuleFiles([BUILTIN_RULES_DIR]);
   const head = ["rule", ...PRESET_NAMES];
   const rows = rules.map((r) => [r.id, ...presets.map(([, p]) => show(p?.rules[r.id]))]);
-  rows.push(["(commit minTokens)", ...presets.map(([, p]) => String(p?.commit.minTokens ?? "-"))]);
+  // the whole commit policy: the presets differ in more than its size threshold (breakEven, minTurnCalls)
+  for (const k of Object.keys(DEFAULT_COMMIT) as (keyof CommitPolicy)[]) rows.push([`(commit ${k})`, ...presets.map(([, p]) => String(p?.commit[k] ?? "-"))]);
   const lines = columns([head, ...rows]).map((l) => l.trimEnd());
   return [...presets.map(([n, p]) => `${n}: ${p?.description ?? "(failed to load)"}`), "", ...lines].join("\n");
 }

@@ -83,15 +83,23 @@ describe("acp rules list / catalog, acp presets", () => {
     expect(r.out.trimEnd().split("\n").at(-1)).toBe("PHASES (fixed order): protect → supersede → age → reduce → manual → commit → render");
   });
 
-  it("presets: descriptions, then every rule's setting side by side and the commit threshold", async () => {
+  it("presets: descriptions, then every rule's setting side by side and the whole commit policy", async () => {
     const r = await run("presets");
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
     expect(lines.slice(0, 3)).toEqual(PRESET_NAMES.map((n) => `${n}: ${loadPreset(n).preset!.description}`));
     expect(lines[4]).toMatch(/^rule\s+compact\s+balanced\s+verbose$/);
     expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0,"workingSetIdleTurns":4\}\s+with \{"minChars":1000,"idleTurns":5\}\s+off$/);
-    expect(lines.at(-1)).toMatch(/^\(commit minTokens\)\s+50000\s+50000\s+50000$/);
-    expect(lines).toHaveLength(5 + builtin.length + 1);
+    // the presets differ in their commit policy beyond its size threshold
+    expect(lines.slice(-6).map((l) => l.split(/\s+/))).toEqual([
+      ["(commit", "minTokens)", "50000", "50000", "50000"],
+      ["(commit", "pressureTokens)", "0", "0", "0"],
+      ["(commit", "breakEven)", "20", "25", "30"],
+      ["(commit", "cacheTtlMinutes)", "5", "5", "5"],
+      ["(commit", "regretLimit)", "3", "3", "3"],
+      ["(commit", "minTurnCalls)", "3", "5", "3"],
+    ]);
+    expect(lines).toHaveLength(5 + builtin.length + 6);
   });
 });
 
