@@ -19,6 +19,11 @@ export interface CompiledCondition {
   tools?: Set<string>;
 }
 
+/** Does the condition hold on the part (`tool`: its tool name, undefined for other parts)? Its required tools are checked first, without a call. */
+export function holdsOn(c: CompiledCondition, n: PartNode, tool: string | undefined, ctx: FactContext): boolean {
+  return (!c.tools || (tool !== undefined && c.tools.has(tool))) && c.test(n, ctx);
+}
+
 export class CompileError extends Error {
   constructor(message: string, readonly pointer: string) {
     super(message);

@@ -10,6 +10,7 @@ import { evaluateProtection, runPhases, sentChars, type CallResult } from "./pha
 import { carriedRenderer, Pass, render, renderRepeat, type RenderTarget } from "./render.js";
 import { applyDrops, WriteLog, writeLog, type Undo } from "./write-log.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
+import { holdsOn } from "./compile.js";
 import { SessionRuntime } from "./session.js";
 import { decisionsOf, newState, touch, type SessionState } from "./state.js";
 import type { SessionStore, StatsStore } from "./storage.js";
@@ -238,10 +239,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       if (!n) return undefined;
       const tool = n.part.type === "tool" ? n.part.tool : undefined;
       for (const r of ruleSet.byPhase.protect) {
-        const tools = r.staticWhen.tools;
-        if (tools && (tool === undefined || !tools.has(tool))) continue;
         const ctx = rt.ctxs[r.index];
-        if (r.staticWhen.test(n, ctx) && (!r.dynamicWhen || r.dynamicWhen(n, ctx))) return r;
+        if (holdsOn(r.staticWhen, n, tool, ctx) && (!r.dynamicWhen || r.dynamicWhen(n, ctx))) return r;
       }
       return undefined;
     };
@@ -259,7 +258,12 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     rt.update(buildGraph(history, undefined, { host, anchor: state.introAt }));
     evaluateProtection(rt);
     const node = rt.graph.byId.get(partId);
-    return node && { partId, tool: node.part.tool, decisions: [], rules: [], standing: standingOf(rt, ruleSet, node, resolved.commit.regretLimit ?? 0) };
+    return node && notPruned(rt, node);
+  }
+
+  /** why() for a part no rule has pruned: where each rule that considers it stands. */
+  function notPruned(rt: SessionRuntime, node: PartNode): PartExplanation {
+    return { partId: node.part.id, tool: node.part.tool, decisions: [], rules: [], standing: standingOf(rt, ruleSet, node, resolved.commit.regretLimit ?? 0) };
   }
 
   /** Rebuilds the model's prune requests from its tool calls in the history (state was lost). */
@@ -428,7 +432,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       const node = rt?.graph?.byId.get(partId);
       const slots = rt?.state.decisions[partId];
       if (!rt || !node) return history ? whyNotFrom(sessionID, partId, history) : undefined;
-      if (!slots) return { partId, tool: node.part.tool, decisions: [], rules: [], standing: standingOf(rt, ruleSet, node, resolved.commit.regretLimit ?? 0) };
+      if (!slots) return notPruned(rt, node);
       const decisions = Object.entries(slots).map(([slot, d]) => ({ slot, rule: d!.rule, action: d!.action, tokens: d!.tokens, call: d!.call, by: d!.by }));
       const rules = decisions.flatMap((d) => {
         const r = ruleSet.rules.find((x) => x.id === d.rule);

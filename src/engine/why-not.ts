@@ -4,6 +4,7 @@
 // and the verdicts the phases cached (a change wanted, or not worth making) are only looked up.
 import type { PartNode } from "../graph/graph.js";
 import { explainCondition, type ExplainedCondition, show } from "./explain.js";
+import { holdsOn } from "./compile.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 
@@ -40,38 +41,38 @@ const ORDER: Standing[] = ["protected", "waiting", "backed-off", "not-worth", "n
 export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: PartNode, regretLimit: number): StandingRule[] {
   const backedOff = rt.backedOff.rules(rt.state, regretLimit);
   const mark = rt.marks.get(node.part.id);
+  const tool = node.part.type === "tool" ? node.part.tool : undefined;
   const out: StandingRule[] = [];
   for (const r of ruleSet.rules) {
     const ctx = rt.ctxs[r.index];
-    const tools = r.staticWhen.tools;
-    const tool = node.part.type === "tool" ? node.part.tool : undefined;
-    if (tools && (tool === undefined || !tools.has(tool))) continue;
-    if (!r.staticWhen.test(node, ctx)) continue;
+    if (!holdsOn(r.staticWhen, node, tool, ctx)) continue;
     const when = explainCondition(r.ast.when, node, ctx);
+    const marked = mark?.rule.id === r.id;
+    // the verdict the phases cached for this rule's change: a candidate, null (not worth it), or none yet
+    const patch = rt.patches[r.index]?.get(node.part.id);
     const entry: StandingRule = {
       id: r.id,
       description: r.spec.description,
       source: r.spec.source ? `${r.spec.source.file}:${r.spec.source.line}:${r.spec.source.col}` : undefined,
       phase: r.phase,
-      standing: standing(rt, r, node, when.result, backedOff, mark?.rule.id === r.id),
+      standing: standing(rt, r, node, when.result, backedOff, marked, patch === null),
       when,
     };
     if (r.key) entry.key = r.key.get(node, ctx);
-    if (mark?.rule.id === r.id) entry.by = mark.by;
-    const c = rt.patches[r.index]?.get(node.part.id);
-    if (entry.standing === "waiting" && c) entry.tokens = c.tokens;
+    if (marked) entry.by = mark!.by;
+    if (entry.standing === "waiting" && patch) entry.tokens = patch.tokens;
     out.push(entry);
   }
   return out.sort((a, b) => ORDER.indexOf(a.standing) - ORDER.indexOf(b.standing));
 }
 
-function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: boolean, backedOff: ReadonlySet<string>, marked: boolean): Standing {
+function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: boolean, backedOff: ReadonlySet<string>, marked: boolean, notWorth: boolean): Standing {
   if (!matches) return "no-match";
   if (r.phase === "protect") return "protected";
   if (rt.protectedBy.has(node.index) && r.options.overrideProtection !== true) return "protected";
   if (backedOff.has(r.id)) return "backed-off";
   if (r.phase === "supersede" && !marked) return "no-newer-view";
-  return rt.patches[r.index]?.get(node.part.id) === null ? "not-worth" : "waiting";
+  return notWorth ? "not-worth" : "waiting";
 }
 
 /** A leaf as `fact = value (operator expected)`. */
