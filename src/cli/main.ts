@@ -45,7 +45,7 @@ export async function main(argv: string[], io: Io = stdio): Promise<number> {
     });
   rules
     .command("list")
-    .description("list the rules the plugin would run here (built-in, ~/.config/opencode/acp/rules/, .opencode/acp/rules/, ruleFiles) with phase, action, presets, on/off and description")
+    .description("list the rules the plugin would run here (built-in, ~/.config/opencode/acp/rules/, $OPENCODE_CONFIG_DIR/acp/rules/, .opencode/acp/rules/, ruleFiles) with phase, action, presets, on/off and description")
     .option("--rules <paths...>", "extra rule files or folders")
     .action((opts: { rules?: string[] }) => {
       const r = listRules(process.cwd(), opts.rules);

@@ -2,7 +2,9 @@
 // rule. Pure: returns the exit code and the text instead of printing/exiting, so commander (and
 // tests) decide what to do with them. Exit 0 = all expectations hold, 1 = a mismatch, 2 = a
 // fixture could not be read or understood.
+import { existsSync } from "node:fs";
 import { isAbsolute, relative } from "node:path";
+import { configFiles } from "../rules/config.js";
 import { runFixtures, type Counts, type FixtureError, type Mismatch } from "./fixtures.js";
 import { columns } from "./format.js";
 
@@ -14,6 +16,16 @@ export interface RulesTestOptions {
 function shown(file: string): string {
   const rel = relative(process.cwd(), file);
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
+}
+
+/**
+ * With no path, like `semgrep --test`, the working folder; and the project's rule folder
+ * (`.opencode/acp/rules/`, where fixtures sit beside the rules they test), which the search skips
+ * as a hidden folder.
+ */
+export function defaultFixturePaths(cwd: string): string[] {
+  const project = configFiles({ projectDir: cwd }).at(-1)!.ruleDir;
+  return existsSync(project) ? [cwd, project] : [cwd];
 }
 
 const at = (w: { file: string; line: number; col: number }) => `${shown(w.file)}:${w.line}:${w.col}`;
@@ -34,8 +46,7 @@ const mismatchLine = (m: Mismatch) => `${at(m)}: ${m.kind} ${m.rule}: ${m.messag
 const errorLine = (e: FixtureError) => `${at(e.where)}: error: ${e.detail}`;
 
 export function runRulesTest(paths: string[], opts: RulesTestOptions = {}): { exitCode: number; output: string } {
-  // Like `semgrep --test`, no path means the working folder.
-  const summary = runFixtures(paths.length ? paths : [process.cwd()]);
+  const summary = runFixtures(paths.length ? paths : defaultFixturePaths(process.cwd()));
   const { results, errors, counts, mismatches, todos } = summary;
   if (results.length === 0 && errors.length === 0)
     errors.push({ where: { file: paths.join(" ") || shown(process.cwd()), line: 1, col: 1 }, detail: "no fixture files found (*.session.yaml, *.session.yml, *.session.json)" } as FixtureError);

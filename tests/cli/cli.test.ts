@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { findFixtureFiles } from "../../src/cli/fixtures.js";
 import { main } from "../../src/cli/main.js";
+import { defaultFixturePaths } from "../../src/cli/rules-test.js";
 import { FACT_NAMES } from "../../src/engine/facts.js";
 import { OPERATOR_NAMES } from "../../src/lang/operators.js";
 import { ACTIONS } from "../../src/engine/actions/index.js";
@@ -108,6 +110,19 @@ describe("acp rules test", () => {
     const r = await run("rules", "test", "tests/rules/fixtures");
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^\d+ fixtures run, 0 failed, 0 unreadable\n$/m);
+  });
+
+  it("with no path, the working folder and the project's .opencode/acp/rules/ (a hidden folder the search skips) are searched", () => {
+    const project = join(tmp, "project");
+    const tests = join(project, ".opencode", "acp", "rules", "tests");
+    mkdirSync(tests, { recursive: true });
+    writeFileSync(join(tests, "mine.session.yaml"), "rule: identical-call\nturns: []\n");
+    mkdirSync(join(project, ".hidden"));
+    writeFileSync(join(project, ".hidden", "skipped.session.yaml"), "rule: identical-call\nturns: []\n");
+    const paths = defaultFixturePaths(project);
+    expect(paths).toEqual([project, join(project, ".opencode", "acp", "rules")]);
+    expect(findFixtureFiles(paths).files).toEqual([join(tests, "mine.session.yaml")]);
+    expect(defaultFixturePaths(tmp)).toEqual([tmp]);
   });
 
   it("a fixture that cannot be understood exits 2 and names the file, line and column", async () => {
