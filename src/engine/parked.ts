@@ -66,6 +66,11 @@ export interface Wanted {
    * Parked only under a wake bound (RepayBound).
    */
   mayRepay?: boolean;
+  /**
+   * Goes whatever the break-even: a prune request of the model or the user (never deferred), or an
+   * older view taken in beside one, so that the request is not held back by a stale view in full.
+   */
+  insist?: boolean;
 }
 
 /**

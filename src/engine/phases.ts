@@ -110,7 +110,7 @@ export function evaluateProtection(rt: SessionRuntime): void {
 
 /** A want as commit found it, before settle moved, blocked or marked it. */
 function unsettled(w: Wanted): void {
-  w.moved = w.blocked = w.blocker = w.mayRepay = undefined;
+  w.moved = w.blocked = w.blocker = w.mayRepay = w.insist = undefined;
 }
 
 /** What settle decided, besides what stays pending: how it got there, which the parked mayRepay wants lean on (parked.ts RepayBound). */
@@ -562,6 +562,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
         const pending = laterOut.get(o.index);
         const inDue = pending === undefined ? dueOut.get(o.index) : undefined;
         if (pending && (repays = forcedRepays(o, w, from, sentIdx, pending.tokens))) {
+          if (insists(w)) pending.insist = true;
           move(pending);
           besides(pending, w);
           queue.push(pending);
@@ -573,6 +574,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
           if (beside.has(inDue)) besides(inDue, w);
         } else if (!forced.has(o.index) && (repays = forcedRepays(o, w, from, sentIdx)) && forced.set(o.index, forcedView(o, older)).get(o.index)) {
           const f = forced.get(o.index)!;
+          if (insists(w)) f.insist = true;
           due.push(f);
           dueOut.set(o.index, f);
           besides(f, w);
@@ -666,14 +668,20 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     return c ?? undefined;
   }
 
+  /** A prune request, or an older view taken in beside one: it goes whatever the break-even (Wanted.insist). */
+  function insists(w: Wanted): boolean {
+    return w.rule === MANUAL || w.insist === true;
+  }
+
   /**
    * May an older view `o` go beside its newer view `w` (forced, or its own prune pending with
    * `ownTokens`)? Free behind the first change to the sent prefix (`from`) or where the provider has
    * not seen it; before it, only if what the two free repays re-caching from `o` up to that change,
-   * by the same break-even as a batch.
+   * by the same break-even as a batch. Beside a prune request, always: the model or the user asked
+   * for the change, and it is never deferred.
    */
   function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number, ownTokens = 0): boolean {
-    if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0)) return true;
+    if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0) || insists(w)) return true;
     const cached = callsSinceCached();
     return (w.tokens + ownTokens) * Math.max(1, cached) >= policy.breakEven * recacheTokens(o, from);
   }

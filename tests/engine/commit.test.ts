@@ -253,6 +253,30 @@ describe("the first change to the sent prefix counts only what goes through", ()
   });
 });
 
+describe("a prune request on a newer view whose older view waits for a batch", () => {
+  // ls1's supersede by ls2 is on the sent prefix and does not repay its re-cache (breakEven 25):
+  // it waits. Then the model (or the user, /acp sweep) discards ls2. A request is never deferred,
+  // and ls1 may not stay in full beside a pruned ls2, so ls1's supersede goes with it.
+  const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
+  const h = [user("go"), ls("prt_ls1", 40), ls("prt_ls2", 41), assistant([], "done"), assistant([], "still")];
+
+  it("goes on the next call, and takes the older view's pending supersede with it", () => {
+    const p = createPruner({ preset: "balanced", config: { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 25, pressureTokens: 0 } } });
+    let before: Message[] = [];
+    for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
+    expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
+    const ls2 = String(toolPart(before, "prt_ls2")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+    expect(ls2).toBeDefined();
+    expect(p.manual(SID, { action: "discard", targets: [ls2!] }, h).text).toMatch(/discarded/);
+    const after = structuredClone(h);
+    p.transform(after);
+    expect(String(toolPart(after, "prt_ls2")?.state?.output)).not.toContain(bigText("prt_ls2", 41));
+    expect(superseded(after, "prt_ls1")).toBe(true);
+    const e = p.explain(SID);
+    expect(e.find((x) => x.partId === "prt_ls2")?.rule).toBe("manual");
+  });
+});
+
 describe("an older view taken in beside a newer one that goes at a free break", () => {
   // turn 1: ls (O) and a large read; turn 2: ls (N), ls again (N2). At turn 3 the provider drops
   // turn 2's reasoning: N's supersede is behind that break (free), O's is pending before it, with
