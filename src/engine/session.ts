@@ -474,9 +474,12 @@ export class SessionRuntime {
       const mark = { rule: r, by: n.part.id, node: first, byNode, seq: this.markSeq++ };
       this.marks.set(older.part.id, mark);
       for (const s of this.sleeping) s.marked(older.part.id);
-      const views = this.olderViews.get(byNode.index);
-      if (views) views.push(mark);
-      else this.olderViews.set(byNode.index, [mark]);
+      // an acknowledgement is no view of the subject: nothing stale is left in full beside the newer view
+      if (r.options.views !== false) {
+        const views = this.olderViews.get(byNode.index);
+        if (views) views.push(mark);
+        else this.olderViews.set(byNode.index, [mark]);
+      }
       if (!this.slots[i]?.output) {
         this.pendingMarks.set(older.part.id, mark);
         this.active.push(mark);

@@ -49,10 +49,11 @@ function ruleRows(rules: [string, RuleTotals][], note: (rule: string) => string 
 const prunes = (n: number) => `${n} prune${n === 1 ? "" : "s"}`;
 
 export function statsText(pruner: AcpPruner, sessionID: string): string {
-  // A prune that saves nothing (a step marker the host never sends) is not a prune worth counting.
+  // A prune that saves nothing (a step marker the host never sends, a short output replaced by its
+  // note beside a newer view that went) is not a prune worth counting.
   const all = pruner.explain(sessionID);
   const free = all.filter((e) => !(e.tokensSaved > 0)).length;
-  const freeNote = free > 0 ? `  (${free} more part${free === 1 ? "" : "s"} the provider never receives, e.g. step markers, not counted)` : undefined;
+  const freeNote = free > 0 ? `  (${free} more part${free === 1 ? "" : "s"} changed without saving tokens, not counted: step markers the provider never receives, short outputs replaced by a note beside a newer view)` : undefined;
   const state = pruner.state(sessionID);
   const totals = Object.entries(sessionTotals(state));
   const limit = pruner.resolved.commit.regretLimit ?? 0;

@@ -65,6 +65,7 @@ const ACTION_LIST = [
         show: { type: "array", items: { type: "string" }, description: "input params named in the breadcrumb" },
         overrideProtection: { type: "boolean", description: "may supersede protected parts (keeps only the newest state visible)" },
         keepNewest: { type: "boolean", description: "the newest part matching `when` in a group is superseded only by another `when` part, never by a `by`-only part (keeps the active edit context)" },
+        views: { type: "boolean", description: "false: the outputs it supersedes are acknowledgements, not views of their subject (an edit's \"Edit applied successfully.\"), so a newer view may be pruned while they stay in full; by default an older view too small to prune is replaced beside its pruned newer view (never stale over fresh)" },
       },
     },
   },

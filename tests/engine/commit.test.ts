@@ -223,6 +223,32 @@ describe("never stale over fresh, when the older view is too small to prune on i
   });
 });
 
+describe("an acknowledgement is not a view (write-superseded: views false)", () => {
+  // read a.ts, edit it ("Edit applied successfully."), read it again; a rule clears reads a turn old.
+  // The edit is superseded by the second read, but its output shows nothing stale: when the read
+  // is cleared, it stays as it is, not replaced by a longer note.
+  const dir = mkdtempSync(join(tmpdir(), "acp-ack-"));
+  const clearReads = join(dir, "clear-reads.yaml");
+  writeFileSync(clearReads, "rules:\n  clear-old-reads:\n    phase: age\n    description: test\n    when:\n      all:\n        - { fact: tool, operator: equal, value: read }\n        - { fact: ageTurns, operator: greaterThanInclusive, value: 1 }\n    then: { action: clear }\n");
+  const ack = "Edit applied successfully.";
+  const h = [
+    user("fix a.ts"),
+    assistant([{ tool: "read", input: { filePath: "/p/a.ts" }, output: bigText("a1", 40), id: "prt_r1" }]),
+    assistant([{ tool: "edit", input: { filePath: "/p/a.ts", oldString: "x", newString: "y" }, output: ack, id: "prt_e" }]),
+    assistant([{ tool: "read", input: { filePath: "/p/a.ts" }, output: bigText("a2", 40), id: "prt_r2" }]),
+    assistant([], "fixed"),
+    user("thanks"),
+    assistant([], "ok"),
+  ];
+
+  it("stays in full when the newer read is cleared", () => {
+    const out = calls(createPruner({ preset: "balanced", rules: [clearReads], config: { idsFromTokens: 0, tool: false, commit: { minTokens: 0, breakEven: 0, pressureTokens: 0 } } }), h);
+    const last = out.at(-1)!;
+    expect(String(toolPart(last, "prt_r2")?.state?.output)).toMatch(/output cleared/);
+    expect(toolPart(last, "prt_e")?.state?.output).toBe(ack);
+  });
+});
+
 describe("the first change to the sent prefix counts only what goes through", () => {
   // ls1 is held in full by a rule, so a prune of ls2 (a newer view of the same output) is blocked
   // (never stale over fresh); two `git status` runs later, the first one's supersede waits for a batch

@@ -90,15 +90,16 @@ export const SWITCH_RUNS = Math.max(20, Math.round(Number(process.env.ACP_FUZZ_R
 
 /**
  * The generated long session (seed 5, 60 turns of 10 tools) and `appends` more calls of 5 tools
- * (every third a new turn), replayed under balanced with the shortcut on, then off.
+ * (every third a new turn), replayed under balanced (with `config`, e.g. rule overrides) with the
+ * shortcut on, then off.
  */
-export function generatedSwitchRuns(appends: number, o: Omit<SwitchRuns, "dir">): { on: SwitchStep[]; off: SwitchStep[] } {
+export function generatedSwitchRuns(appends: number, o: Omit<SwitchRuns, "dir">, config?: Partial<AcpConfig>): { on: SwitchStep[]; off: SwitchStep[] } {
   let h = generateSession({ seed: 5, turns: 60, stepsPerTurn: 1, toolsPerStep: 10 });
   const histories = [h];
   for (let k = 0; k < appends; k++) histories.push((h = appendStep(h, 2000 + k, 5, k % 3 === 2)));
   const sid = h[0].info.sessionID;
   const run = (on: boolean): SwitchStep[] => {
-    const p = createPruner({ preset: "balanced" });
+    const p = createPruner({ preset: "balanced", config });
     return histories.map((m, k) => {
       const ctx = structuredClone(m);
       o.withSwitch(on, () => p.transform(ctx, { now: o.now + k * 60_000 }));

@@ -44,7 +44,7 @@ describe("/acp commands", () => {
     const text = runCommand(p, SID, "stats", []);
     expect(text.split("\n")[0]).toMatch(/: 1 prune, /);
     expect(text).not.toMatch(/step-markers/);
-    expect(text).toContain(`(${free.length} more parts the provider never receives, e.g. step markers, not counted)`);
+    expect(text).toContain(`(${free.length} more parts changed without saving tokens, not counted: step markers the provider never receives, short outputs replaced by a note beside a newer view)`);
     // a session with only such prunes has nothing pruned yet
     const q = createPruner({ config: { commit: { minTokens: 0 }, tool: false, rules: { "step-markers": "on" } } });
     q.transform([user("hi"), assistant([], "hello")]);
