@@ -19,7 +19,11 @@ function hostTexts(): string[] {
   const walk = (v: unknown): void => {
     if (typeof v === "string") out.push(v);
     else if (v instanceof RegExp) out.push(...v.source.split("|"));
-    else if (typeof v === "function") out.push(...String((v as (...a: string[]) => string)("\0", "\0")).split("\0"));
+    else if (typeof v === "function") {
+      // a template's fixed parts; a predicate (dropsAtNextTurn) holds no text
+      const r = (v as (...a: unknown[]) => unknown)("\0", "\0");
+      if (typeof r === "string") out.push(...r.split("\0"));
+    }
     else if (v && typeof v === "object") Object.values(v).forEach(walk);
   };
   walk(OPENCODE);

@@ -67,7 +67,8 @@ function reasoningThisTurn(graph: Graph): boolean {
   const lastUser = host ? lastUserIndex(graph.messages, host) : graph.lastUserMsgIndex;
   for (let i = nodes.length - 1; i >= 0 && nodes[i].msgIndex > lastUser; i--) {
     const n = nodes[i];
-    if (n.part.type === "reasoning" && typeof n.part.text === "string" && n.part.text !== "" && n.message.info?.role === "assistant") return true;
+    // reasoning the provider sends back on every request is not dropped by a user message
+    if (n.part.type === "reasoning" && typeof n.part.text === "string" && n.part.text !== "" && n.message.info?.role === "assistant" && (!host || host.dropsAtNextTurn(n.part))) return true;
   }
   return false;
 }

@@ -3,6 +3,7 @@
 // /acp sweep. Requests are validated against the original history and stored in state; the
 // patches are computed in the "manual" phase from the fresh copy the host hands over, so they go
 // through the same commit and render path as rule decisions.
+import { metadataHasKey } from "../graph/metadata.js";
 import { buildGraph, hostOf, resultText, tokensOf, type Graph, type PartNode } from "../graph/graph.js";
 import type { HostProfile } from "../graph/host.js";
 import type { Message, Part } from "../graph/types.js";
@@ -64,16 +65,7 @@ export function contentOf(node: PartNode): string {
  */
 export function signedReasoning(node: PartNode): boolean {
   const key = hostOf(node)?.signatureKey;
-  return node.part.type === "reasoning" && key !== undefined && hasSignature(node.part.metadata, 0, key);
-}
-
-function hasSignature(v: unknown, depth: number, key: RegExp): boolean {
-  if (!v || typeof v !== "object" || depth > 3) return false;
-  for (const [k, x] of Object.entries(v)) {
-    if (key.test(k) && x !== undefined && x !== null && x !== "") return true;
-    if (hasSignature(x, depth + 1, key)) return true;
-  }
-  return false;
+  return node.part.type === "reasoning" && key !== undefined && metadataHasKey(node.part.metadata, key);
 }
 
 /** What a discarded unsigned reasoning block becomes: providers that require the field still get one. */

@@ -758,7 +758,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     for (let i = lo; i < nodes.length; i++) {
       const n = nodes[i];
       if (n.msgIndex > sentIdx) break;
-      if (n.part.type !== "reasoning" || !n.part.text) continue;
+      if (n.part.type !== "reasoning" || !n.part.text || !rt.host.dropsAtNextTurn(n.part)) continue;
       const info = msgs[n.msgIndex]?.info;
       if (info?.role === "assistant" && (!info.error || (info.error as { name?: string }).name === rt.host.abortedError)) return n.index;
     }

@@ -109,9 +109,11 @@ export interface AcpPruner extends Pruner {
 }
 
 export function createPruner(options: PrunerOptions): AcpPruner {
-  const host = options.host;
-  const tags = idTags(host.idTag);
   const config: AcpConfig = { ...defaultConfig(), ...options.config };
+  // acp.jsonc may say what the provider does with earlier reasoning where the metadata cannot tell
+  const said = config.earlierReasoning;
+  const host: HostProfile = said === "dropped" || said === "sent" ? { ...options.host, dropsAtNextTurn: (part) => part.type === "reasoning" && said === "dropped" } : options.host;
+  const tags = idTags(host.idTag);
   if (options.preset) config.preset = options.preset;
   if (options.rules) config.ruleFiles = [...config.ruleFiles, ...options.rules];
   const resolved = resolveRules({ config, layers: options.layers, ruleDirs: options.ruleDirs });

@@ -34,7 +34,8 @@ export function renderPrompt(context: Message[], host: HostProfile, systemText =
   const units: Unit[] = [];
   if (systemText) units.push({ partId: SYSTEM_UNIT_ID, text: systemText });
   const lastUser = lastUserIndex(context, host);
-  // Providers drop (or do not bill) the reasoning of turns before the last user message.
+  // Providers that keep reasoning for the current turn only drop (or do not bill) the reasoning of
+  // turns before the last user message (host.dropsAtNextTurn); others get it back every time.
   context.forEach((message, i) => renderMessage(message, i > lastUser, host, units));
   return units;
 }
@@ -97,7 +98,7 @@ function renderAssistantPart(part: Part, keepReasoning: boolean, host: HostProfi
       if (part.text) units.push({ partId: part.id, text: textOf(part.text) });
       return;
     case "reasoning":
-      if (keepReasoning && part.text) units.push({ partId: part.id, text: textOf(part.text) });
+      if ((keepReasoning || !host.dropsAtNextTurn(part)) && part.text) units.push({ partId: part.id, text: textOf(part.text) });
       return;
     case "tool":
       units.push({ partId: part.id, text: toolCallText(part) });

@@ -115,6 +115,12 @@ export interface AcpConfig {
   pruneNotification: "off" | "minimal" | "detailed";
   tool: boolean;
   /**
+   * What the provider does with the reasoning of turns before the last user message: `dropped`
+   * (a new user message breaks the cached prefix there), `sent` (cached with the rest), `auto` (the
+   * host profile tells it per block: HostProfile.dropsAtNextTurn).
+   */
+  earlierReasoning: "auto" | "dropped" | "sent";
+  /**
    * Prompt size (tokens) from which outputs get ids and the tool's instructions appear, as a
    * message in the unsent tail; 0 puts the instructions in the system prompt from the first call.
    */

@@ -89,12 +89,13 @@ describe("deferred ids and instructions in the real host", () => {
 
   // A thinking model: a user message in the middle of a turn with reasoning would make providers
   // that keep only the current turn's reasoning drop it (a cache break), so the note and the ids
-  // wait for the user's next message.
+  // wait for the user's next message. The fake model's OpenAI-compatible reasoning is not dropped,
+  // so acp.jsonc says what Anthropic's provider does (`earlierReasoning: dropped`).
   it("with reasoning in the turn, the note and the ids wait for the next user message", async () => {
     const tws = await createWorkspace({
       files: { "big.txt": `${lines("BIG", 120)}\n`, "more.txt": `${lines("MORE", 20)}\n` },
       plugins: [ACP_PLUGIN],
-      globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 1500 }) },
+      globalFiles: { "acp.jsonc": JSON.stringify({ idsFromTokens: 1500, earlierReasoning: "dropped" }) },
     });
     try {
       const file = (f: string) => path.join(tws.projectDir, f);

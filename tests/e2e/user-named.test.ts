@@ -1,6 +1,9 @@
 // A file the user names stays visible (the `userNamedTurns` fact, docs/rules.md), in the real host
-// with the defaults a new user gets and a thinking model (its dropped reasoning is the free cache
-// break at the next user message, where the pending age prunes apply). The user asks to follow
+// with the defaults a new user gets and a thinking model whose provider drops earlier turns'
+// reasoning, as Anthropic's does (the free cache break at the next user message, where the pending
+// age prunes apply). The fake model speaks the OpenAI-compatible API, whose reasoning_content is
+// sent back and cached, so acp.jsonc says `earlierReasoning: dropped` (reasoning-sent.test.ts has
+// the default for that API). The user asks to follow
 // "docs/project-plan" (PROJECT_PLAN.md, named without its extension); the agent reads it and another
 // large file, then makes 21 more calls. At the next user message idle-large-output clears the other
 // read, idle for 21 calls, and keeps the plan in full. (Named "docs/plan", which names no such file,
@@ -15,11 +18,11 @@ import { call, expectCleanRun } from "./expect-run.js";
 const lines = (what: string) => Array.from({ length: 60 }, (_, i) => `${what} line ${i + 1}: text long enough to be worth clearing`).join("\n");
 const think = (tag: string) => `${tag}: thinking about the next step. `.repeat(4).trim();
 
-describe("opencode-acp in the real host: a file the user named stays (default config, thinking model)", () => {
+describe("opencode-acp in the real host: a file the user named stays (defaults, a thinking model whose earlier reasoning is dropped)", () => {
   let ws: Workspace;
   beforeAll(async () => {
     if (!fs.existsSync(ACP_PLUGIN)) throw new Error(`${ACP_PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
-    ws = await createWorkspace({ files: { "docs/PROJECT_PLAN.md": `${lines("plan")}\n`, "src/notes.ts": `${lines("// notes")}\n` }, plugins: [ACP_PLUGIN] });
+    ws = await createWorkspace({ files: { "docs/PROJECT_PLAN.md": `${lines("plan")}\n`, "src/notes.ts": `${lines("// notes")}\n` }, plugins: [ACP_PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify({ earlierReasoning: "dropped" }) } });
   });
   afterAll(async () => ws?.dispose());
 

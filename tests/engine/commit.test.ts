@@ -21,7 +21,8 @@ function calls(p: ReturnType<typeof createPruner>, h: Message[]): Message[][] {
 }
 const superseded = (ms: Message[], id: string) => String(toolPart(ms, id)?.state?.output).includes("superseded");
 const withReasoning = (m: Message, text: string): Message => {
-  const r: Part = { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text };
+  // Anthropic's thinking, signed: the provider drops it once a later user message is sent
+  const r: Part = { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text, metadata: { anthropic: { signature: "sig" } } };
   return { ...m, parts: [m.parts[0], r, ...m.parts.slice(1)] };
 };
 const noBatches = { idsFromTokens: 0, tool: false, commit: { minTokens: 1_000_000, breakEven: 0, pressureTokens: 0 } };
@@ -42,6 +43,19 @@ describe("commit at a prefix break", () => {
     expect(superseded(out[2], "prt_ls1")).toBe(false);
     // out[3]: a new user message; providers drop turn 1's reasoning, which precedes the first ls
     expect(superseded(out[3], "prt_ls1")).toBe(true);
+  });
+
+  it("reasoning the provider sends back (no signature: OpenAI-compatible reasoning_content) is no free break: it waits", () => {
+    const h = session(true).map((m) => ({ ...m, parts: m.parts.map((p) => (p.type === "reasoning" ? { ...p, metadata: undefined } : p)) }));
+    const out = calls(createPruner({ preset: "verbose", config: noBatches }), h);
+    expect(superseded(out[3], "prt_ls1")).toBe(false);
+    expect(superseded(out[4], "prt_ls1")).toBe(false);
+  });
+
+  it("acp.jsonc earlierReasoning overrides what the metadata says, both ways", () => {
+    const unsigned = session(true).map((m) => ({ ...m, parts: m.parts.map((p) => (p.type === "reasoning" ? { ...p, metadata: undefined } : p)) }));
+    expect(superseded(calls(createPruner({ preset: "verbose", config: { ...noBatches, earlierReasoning: "dropped" } }), unsigned)[3], "prt_ls1")).toBe(true);
+    expect(superseded(calls(createPruner({ preset: "verbose", config: { ...noBatches, earlierReasoning: "sent" } }), session(true))[3], "prt_ls1")).toBe(false);
   });
 
   it("a user message the provider receives nothing of is not a new turn for the reasoning it drops", () => {

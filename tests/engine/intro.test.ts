@@ -34,7 +34,7 @@ const replay = (h: Message[]): Message[][] => {
 };
 /** The message with a reasoning part before its other parts (a thinking model's step). */
 const thinking = (m: Message): Message => {
-  m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 } });
+  m.parts.splice(1, 0, { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text: "let me think", time: { start: 1, end: 2 }, metadata: { anthropic: { signature: "sig" } } });
   return m;
 };
 /** What the provider receives: step-start markers are never sent (and verbose drops them). */

@@ -137,7 +137,7 @@ export function generateSession(o: GenOptions): Message[] {
       const a = msg("assistant");
       const last = t === o.turns - 1 && s === o.stepsPerTurn - 1;
       part(a, { type: "step-start" });
-      if (r() < 0.4) part(a, { type: "reasoning", text: "Thinking about the next step.\n" + text(Math.floor(r() * 5)) });
+      if (r() < 0.4) part(a, { type: "reasoning", text: "Thinking about the next step.\n" + text(Math.floor(r() * 5)), metadata: { anthropic: { signature: "sig" } } });
       if (r() < 0.3) part(a, { type: "text", text: "Looking at the files." });
       for (let k = 0; k < o.toolsPerStep; k++) toolCall(a, last && o.liveTail === true);
       if (o.odd && r() < 0.02) a.info.error = { name: "APIError" };

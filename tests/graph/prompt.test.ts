@@ -80,6 +80,17 @@ describe("renderPrompt: assistant parts", () => {
     expect(ids(renderPrompt(context.slice(0, 2)))).toEqual(["p1", "r1", "x1"]);
   });
 
+  it("reasoning without a signature (OpenAI-compatible reasoning_content) is sent in every turn", () => {
+    const unsigned = (id: string, value: string) => ({ ...reasoning(id, value), metadata: undefined });
+    const context = [
+      msg("u1", "user", [text("p1", "first")]),
+      msg("a1", "assistant", [unsigned("r1", "old thought"), reasoning("s1", "signed old thought"), text("x1", "answer")]),
+      msg("u2", "user", [text("p2", "second")]),
+      msg("a2", "assistant", [unsigned("r2", "current thought"), tool("t1", "bash", {}, "o")]),
+    ];
+    expect(ids(renderPrompt(context))).toEqual(["p1", "r1", "x1", "p2", "r2", "t1", "t1"]);
+  });
+
   it("a user message with nothing to send (a notice of ignored parts) is dropped, so the reasoning before it stays", () => {
     const context = [
       msg("u1", "user", [text("p1", "first")]),

@@ -381,8 +381,12 @@ export function buildSession(spec: SessionSpec, tag = `${process.pid}x${++sessio
     switch (s.k) {
       case "text":
         return add(m, { type: "text", text: textOf(s.text), ...(s.synthetic ? { synthetic: true } : {}), ...(s.ignored ? { ignored: true } : {}), time: { start: t, end: t } });
-      case "reasoning":
-        return add(m, { type: "reasoning", text: textOf(s.text), time: { start: t, end: t } });
+      case "reasoning": {
+        // half signed (Anthropic's thinking: dropped at the next user message), half not
+        // (OpenAI-compatible reasoning_content: sent back and cached with the rest)
+        const text = textOf(s.text);
+        return add(m, { type: "reasoning", text, time: { start: t, end: t }, ...(text.length % 2 === 0 ? { metadata: { anthropic: { signature: `sig${text.length}` } } } : {}) });
+      }
       case "file": {
         const mime = MIMES[s.mime];
         const body = blobText(s.blob);

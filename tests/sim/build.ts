@@ -20,7 +20,8 @@ export function msg(id: string, role: "user" | "assistant", parts: Omit<Part, "m
 }
 
 export const text = (id: string, value: string, extra: Partial<Part> = {}) => ({ id, type: "text", text: value, ...extra });
-export const reasoning = (id: string, value: string) => ({ id, type: "reasoning", text: value });
+/** Anthropic's signed thinking: dropped by the provider once a later user message is sent. */
+export const reasoning = (id: string, value: string) => ({ id, type: "reasoning", text: value, metadata: { anthropic: { signature: "sig" } } });
 
 export function tool(id: string, name: string, input: Record<string, unknown>, output: string, extra: Record<string, unknown> = {}) {
   return { id, type: "tool", tool: name, callID: `call_${id}`, state: { status: "completed", input, output, title: "", metadata: {}, time: { start: 1, end: 2, ...extra } } };
