@@ -8,7 +8,7 @@
 // rules, runs createPruner's transform (commit batching off) and compares explain() with the
 // annotations. Comments are read from the yaml package's Document (which node they belong to)
 // and CST (where they are), never by scanning the raw text.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { isMap, isScalar, isSeq, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
@@ -18,6 +18,7 @@ import { OPENCODE } from "../host/profile.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
 import { didYouMean, type Problem } from "../rules/problems.js";
+import { readTextFile } from "../rules/read.js";
 import { schemaProblems } from "../rules/schemas.js";
 import { parseYamlDocument } from "../rules/source.js";
 import type { AcpConfig, RuleSetting } from "../rules/types.js";
@@ -302,25 +303,22 @@ function goldenExpectations(file: string): PartExpectation[] {
   if (!m) return [];
   for (const ext of ["yaml", "yml", "json"]) {
     const golden = file.slice(0, m.index) + `.session.fixed.${ext}`;
-    let text: string;
-    try {
-      text = readFileSync(golden, "utf8");
-    } catch {
-      continue;
+    const read = readTextFile(golden);
+    if ("error" in read) {
+      if (read.error === "file not found") continue;
+      throw new FixtureError({ file: golden, line: 1, col: 1 }, read.error);
     }
-    const src = new Source(golden, text, "fixed");
+    const src = new Source(golden, read.text, "fixed");
     return parseExpectations(src, src.doc.contents as YamlNode);
   }
   return [];
 }
 
+/** A fixture is read as a rule file is: only a regular file (never a FIFO or a device), at most 256 KiB. */
 function readText(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new FixtureError({ file, line: 1, col: 1 }, code === "ENOENT" ? "file not found" : `cannot read file (${code ?? (e as Error).message})`);
-  }
+  const read = readTextFile(file);
+  if ("error" in read) throw new FixtureError({ file, line: 1, col: 1 }, read.error);
+  return read.text;
 }
 
 // ── Session building ─────────────────────────────────────────────────────────────────────

@@ -1,8 +1,12 @@
 // Loading recorded sessions for replay: a corpus session file (`{id, source, meta, stats, messages}`),
 // an `opencode export` file (`{info, messages}`), or a folder of either.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Message } from "../graph/types.js";
+import { readErrorMessage, readTextFile } from "../rules/read.js";
+
+/** A session file larger than this is not read (the largest of the corpus is under 4 MB). */
+export const MAX_SESSION_BYTES = 256 * 1024 * 1024;
 
 export interface Session {
   /** Session id: the file's `id`, the export's `info.id`, the messages' sessionID, or the file name. */
@@ -18,7 +22,7 @@ export function loadSessions(path: string): Session[] {
   try {
     isFolder = statSync(path).isDirectory();
   } catch (err) {
-    throw new Error(`${path}: cannot read (${(err as Error).message})`);
+    throw new Error(`${path}: ${readErrorMessage(err)}`);
   }
   if (!isFolder) return [loadSession(path)];
   const files = readdirSync(path)
@@ -30,12 +34,10 @@ export function loadSessions(path: string): Session[] {
 
 /** Loads one session file; throws an Error naming the file when it is unreadable or malformed. */
 export function loadSession(file: string): Session {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new Error(`${file}: cannot read (${(err as Error).message})`);
-  }
+  // Never blocks on a FIFO, never reads a device or a huge file into memory.
+  const read = readTextFile(file, MAX_SESSION_BYTES);
+  if ("error" in read) throw new Error(`${file}: ${read.error}`);
+  const text = read.text;
   let data: unknown;
   try {
     data = JSON.parse(text);

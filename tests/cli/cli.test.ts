@@ -1,5 +1,6 @@
 // Every acp command other than lint, through main(argv, io): output, exit codes, and clear
 // one-line errors (no stack traces) for missing files, bad input and bad usage.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,6 +143,22 @@ describe("acp rules test", () => {
   });
 });
 
+describe("acp rules test: files that are not fixtures", () => {
+  it("a FIFO fixture (named, or found in a folder) and /dev/zero: an error line each, exit 2, no hang", async () => {
+    const dir = join(tmp, "fifo-fixtures");
+    mkdirSync(dir);
+    const fifo = join(dir, "x.session.yaml");
+    execFileSync("mkfifo", [fifo]);
+    const named = await run("rules", "test", fifo, "/dev/zero");
+    expect(named.code).toBe(2);
+    expect(named.out).toContain(`  ${fifo}:1:1: error: is a FIFO, not a regular file; it is not read\n`);
+    expect(named.out).toContain("  /dev/zero:1:1: error: is a character device, not a regular file; it is not read\n");
+    const found = await run("rules", "test", dir);
+    expect(found.code).toBe(2);
+    expect(found.out).toContain(`${fifo}:1:1: error: is a FIFO, not a regular file; it is not read\n`);
+  });
+});
+
 describe("acp explain", () => {
   it("explains the last call of the example session (exit 0)", async () => {
     const r = await run("explain", "examples/session.json");
@@ -164,7 +181,14 @@ describe("acp explain", () => {
 
   it("a missing file: one line naming it, exit 2", async () => {
     const r = await run("explain", "no-such-session.json");
-    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-session.json: cannot read (ENOENT: no such file or directory, stat 'no-such-session.json')\n" });
+    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-session.json: file not found\n" });
+  });
+
+  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", async () => {
+    const fifo = join(tmp, "explain-pipe.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(await run("explain", fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
+    expect(await run("explain", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
   });
 
   it("a --call out of range or not a number: exit 2, no stack trace", async () => {
@@ -195,7 +219,14 @@ describe("acp explain", () => {
 describe("acp simulate", () => {
   it("a missing file: one line naming it, exit 2", async () => {
     const r = await run("simulate", "no-such-corpus.json");
-    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: cannot read (ENOENT: no such file or directory, stat 'no-such-corpus.json')\n" });
+    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: file not found\n" });
+  });
+
+  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", async () => {
+    const fifo = join(tmp, "simulate-pipe.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(await run("simulate", fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
+    expect(await run("simulate", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
   });
 
   it("a malformed JSON file: one line naming it, exit 2, no stack trace", async () => {

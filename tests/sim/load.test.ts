@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,13 +43,21 @@ describe("loadSession", () => {
   });
 
   it("names the file when it is missing, not JSON, or not a session", () => {
-    expect(() => loadSession(join(dir, "absent.json"))).toThrow(/absent\.json: cannot read/);
+    expect(() => loadSession(join(dir, "absent.json"))).toThrow(/absent\.json: file not found$/);
     expect(() => loadSession(write("broken.json", "{ not json"))).toThrow(/broken\.json: not valid JSON/);
     expect(() => loadSession(write("other.json", { hello: 1 }))).toThrow(/other\.json: not a session/);
     expect(() => loadSession(write("badmsg.json", { messages: [{ info: { id: "m" } }] }))).toThrow(/badmsg\.json: messages\[0\]/);
     expect(() => loadSession(write("badpart.json", { messages: [{ info: { id: "m", role: "user" }, parts: [{ type: "text" }] }] }))).toThrow(
       /badpart\.json: messages\[0\]\.parts\[0\]/,
     );
+  });
+
+  it("a FIFO or a device is not read (no blocking, no reading forever): one line naming the file", () => {
+    const fifo = join(dir, "pipe.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(() => loadSession(fifo)).toThrow(new RegExp(`^${fifo}: is a FIFO, not a regular file; it is not read$`));
+    expect(() => loadSessions(fifo)).toThrow(/pipe\.json: is a FIFO, not a regular file/);
+    expect(() => loadSessions("/dev/zero")).toThrow(/^\/dev\/zero: is a character device, not a regular file; it is not read$/);
   });
 });
 
@@ -70,6 +79,6 @@ describe("loadSessions", () => {
     const empty = join(dir, "empty");
     mkdirSync(empty);
     expect(() => loadSessions(empty)).toThrow(/empty: folder holds no \.json/);
-    expect(() => loadSessions(join(dir, "nowhere"))).toThrow(/nowhere: cannot read/);
+    expect(() => loadSessions(join(dir, "nowhere"))).toThrow(/nowhere: file not found$/);
   });
 });
