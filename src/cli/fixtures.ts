@@ -127,6 +127,8 @@ class Source {
   readonly comments: CommentToken[] = [];
   /** Nodes whose annotation comments were attached to a part (others are misplaced). */
   readonly claimed = new Set<unknown>();
+  /** Characters of {lines, width} text generated so far (capped at MAX_GENERATED_CHARS). */
+  generated = 0;
   private readonly position: (offset: number) => { line: number; col: number };
 
   /** `shape`: the schema the file's data must match (a fixture, or the map of a .fixed file). */
@@ -199,11 +201,18 @@ function firstShapeProblem(problems: Problem[]): Problem | undefined {
 
 const get = (map: YAMLMap, key: string): YamlNode | undefined => map.get(key, true) as YamlNode | undefined;
 
+/** All the {lines, width} text of one fixture: far more than any rule needs to be tested, far less than the heap. */
+export const MAX_GENERATED_CHARS = 4 * 1024 * 1024;
+
 /** Strings may be written out or generated: `{lines: 200, width: 60}` (numbered filler lines; the schema checks both). */
 function stringValue(src: Source, node: YamlNode | undefined): string | undefined {
   if (node === undefined) return undefined;
   if (isMap(node)) {
     const { lines, width = 40 } = src.js(node) as { lines: number; width?: number };
+    // each line is at least its number, ": " and a newline
+    src.generated += lines * (Math.max(width, String(lines).length + 2) + 1);
+    if (src.generated > MAX_GENERATED_CHARS)
+      src.fail(node, `generated text too large: {lines: ${lines}, width: ${width}} brings this fixture's generated text over ${MAX_GENERATED_CHARS / (1024 * 1024)} MiB (lines × width)`);
     return generateLines(lines, width);
   }
   return src.js(node) as string;

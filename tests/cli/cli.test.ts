@@ -144,6 +144,14 @@ describe("acp rules test", () => {
 });
 
 describe("acp rules test: files that are not fixtures", () => {
+  it("generated text too large for memory ({lines, width}): an error at the value's line:col, exit 2", async () => {
+    const file = join(tmp, "huge.session.yaml");
+    writeFileSync(file, ["rule: identical-call", "turns:", "  - user: hi", "  - assistant:", "      - { tool: bash, input: { command: ls }, output: { lines: 999999999, width: 999999 } }", ""].join("\n"));
+    const r = await run("rules", "test", file);
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(`  ${file}:5:55: error: generated text too large: {lines: 999999999, width: 999999} brings this fixture's generated text over 4 MiB (lines × width)\n`);
+  });
+
   it("a FIFO fixture (named, or found in a folder) and /dev/zero: an error line each, exit 2, no hang", async () => {
     const dir = join(tmp, "fifo-fixtures");
     mkdirSync(dir);
