@@ -1,6 +1,6 @@
 // Every acp command other than lint, through main(argv, io): output, exit codes, and clear
 // one-line errors (no stack traces) for missing files, bad input and bad usage.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -303,6 +303,23 @@ describe("acp simulate", () => {
     expect(r.err).toMatch(/^error: strategy "balancd": .*unknown preset "balancd" \(did you mean "balanced"\?\)/);
     noStack(r.err);
   });
+});
+
+describe("a reader that closes the pipe (acp … | head -1)", () => {
+  /** Runs main() on the real stdout, in a child whose stdout is closed before it writes. */
+  const closedStdout = (...argv: string[]) =>
+    new Promise<{ code: number | null; err: string }>((done) => {
+      const script = "import { main } from './src/cli/main.ts'; process.exitCode = await main(process.argv.slice(1));";
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
+      child.stdout.destroy();
+      let err = "";
+      child.stderr.on("data", (d) => (err += d));
+      child.on("close", (code) => done({ code, err }));
+    });
+
+  it.each(["explain examples/session.json", "simulate examples/session.json", "rules catalog", "presets"])("acp %s: ends quietly with exit 0, no stack trace", async (command) => {
+    expect(await closedStdout(...command.split(" "))).toEqual({ code: 0, err: "" });
+  }, 30_000);
 });
 
 describe("usage", () => {
