@@ -177,12 +177,16 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .option("--html <file>", "write a self-contained HTML report")
     .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string; cacheTtl?: number }) => {
       let sessions: Session[];
+      // A folder's unreadable files are reported and left out; the rest are replayed.
+      const skipped: string[] = [];
       try {
-        sessions = loadSessions(path);
+        sessions = loadSessions(path, skipped);
       } catch (e) {
+        for (const s of skipped) io.err(`skipped: ${s}\n`);
         io.err(`error: ${(e as Error).message}\n`);
         return setCode(2);
       }
+      for (const s of skipped) io.err(`skipped: ${s}\n`);
       const compare = opts.compare ? opts.compare.split(",").map((s) => s.trim()).filter(Boolean) : ["none", opts.preset];
       if (!compare.includes("none")) compare.unshift("none");
       const bar = sessions.length > 1 && process.stderr.isTTY ? await progressBar() : undefined;

@@ -16,8 +16,13 @@ export interface Session {
   messages: Message[];
 }
 
-/** Loads one session file, or every `*.json` file of a folder (not recursive, sorted by name). */
-export function loadSessions(path: string): Session[] {
+/**
+ * Loads one session file, or every `*.json` file of a folder (not recursive, sorted by name).
+ * With `skipped`, a folder's file that cannot be read or is not a session is left out and its
+ * one-line error ("<file>: <reason>") added there; it throws only when no file could be read.
+ * Without it, the first such file throws.
+ */
+export function loadSessions(path: string, skipped?: string[]): Session[] {
   let isFolder: boolean;
   try {
     isFolder = statSync(path).isDirectory();
@@ -29,7 +34,16 @@ export function loadSessions(path: string): Session[] {
     .filter((name) => name.endsWith(".json"))
     .sort();
   if (files.length === 0) throw new Error(`${path}: folder holds no .json session files`);
-  return files.map((name) => loadSession(join(path, name)));
+  if (!skipped) return files.map((name) => loadSession(join(path, name)));
+  const sessions: Session[] = [];
+  for (const name of files)
+    try {
+      sessions.push(loadSession(join(path, name)));
+    } catch (e) {
+      skipped.push((e as Error).message);
+    }
+  if (sessions.length === 0) throw new Error(`${path}: none of the folder's ${files.length} .json file${files.length === 1 ? "" : "s"} could be read as a session`);
+  return sessions;
 }
 
 /** Loads one session file; throws an Error naming the file when it is unreadable or malformed. */

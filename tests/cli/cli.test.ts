@@ -237,6 +237,24 @@ describe("acp simulate", () => {
     expect(await run("simulate", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
   });
 
+  it("a folder with unreadable files: one line for each (path and reason), the rest replayed, exit 0; none readable: exit 2", async () => {
+    const folder = join(tmp, "sessions-mixed");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "a.json"), readFileSync("examples/session.json"));
+    writeFileSync(join(folder, "zz.json"), "{");
+    mkdirSync(join(folder, "d.json"));
+    const r = await run("simulate", folder, "--compare", "none");
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(`skipped: ${join(folder, "d.json")}: is a folder, not a file\nskipped: ${join(folder, "zz.json")}: not valid JSON (${r.err.split("not valid JSON (")[1]}`);
+    expect(r.err.split("\n")).toHaveLength(3);
+    expect(r.out).toMatch(/^TOTAL \(1 sessions\)\s+none\s/m);
+    rmSync(join(folder, "a.json"));
+    const none = await run("simulate", folder, "--compare", "none");
+    expect(none.code).toBe(2);
+    expect(none.out).toBe("");
+    expect(none.err.split("\n").slice(2)).toEqual([`error: ${folder}: none of the folder's 2 .json files could be read as a session`, ""]);
+  });
+
   it("a malformed JSON file: one line naming it, exit 2, no stack trace", async () => {
     const file = join(tmp, "broken.json");
     writeFileSync(file, "{not json");

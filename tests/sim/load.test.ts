@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -69,6 +69,30 @@ describe("loadSessions", () => {
     writeFileSync(join(folder, "a.json"), JSON.stringify({ id: "a", messages }));
     writeFileSync(join(folder, "notes.txt"), "not a session");
     expect(loadSessions(folder).map((s) => s.id)).toEqual(["a", "b"]);
+  });
+
+  it("with a list for what is skipped: a folder's unreadable files are each named with the reason, the rest load", () => {
+    const folder = join(dir, "mixed");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "a.json"), JSON.stringify({ id: "a", messages }));
+    writeFileSync(join(folder, "zz.json"), "{");
+    symlinkSync(join(folder, "gone"), join(folder, "dangling.json"));
+    symlinkSync(join(folder, "loop.json"), join(folder, "loop.json"));
+    mkdirSync(join(folder, "d.json"));
+    execFileSync("mkfifo", [join(folder, "f.json")]);
+    const skipped: string[] = [];
+    expect(loadSessions(folder, skipped).map((s) => s.id)).toEqual(["a"]);
+    expect(skipped).toEqual([
+      `${join(folder, "d.json")}: is a folder, not a file`,
+      `${join(folder, "dangling.json")}: file not found`,
+      `${join(folder, "f.json")}: is a FIFO, not a regular file; it is not read`,
+      `${join(folder, "loop.json")}: is a symbolic link loop`,
+      expect.stringMatching(new RegExp(`^${join(folder, "zz.json")}: not valid JSON \\(.+\\)$`)),
+    ]);
+    // without the list, the first bad file throws (explain, scripts)
+    expect(() => loadSessions(folder)).toThrow(/d\.json: is a folder, not a file/);
+    rmSync(join(folder, "a.json"));
+    expect(() => loadSessions(folder, [])).toThrow(new RegExp(`^${folder}: none of the folder's 5 \\.json files could be read as a session$`));
   });
 
   it("loads a single file as a list of one", () => {
