@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import type { AcpPruner } from "../engine/pruner.js";
-import { createPruner } from "../store/pruner.js";
+import { createPruner, type PrunerOptions } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import {
@@ -38,6 +38,18 @@ export function strategyPreset(name: string): string | undefined {
   return BASELINES.includes(name) ? packagePath("presets", "baselines", `${name}.yaml`) : name;
 }
 
+/**
+ * A pruner for a strategy, or an Error naming the first error of its preset, rule files or
+ * settings at file:line:col (with a did-you-mean where there is one). simulate and explain both
+ * load their pruner through this, so both reject the same input the same way.
+ */
+export function checkedPruner(strategy: string, options: PrunerOptions): AcpPruner {
+  const pruner = createPruner(options);
+  const errors = pruner.problems.filter((p) => p.severity === "error");
+  if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
+  return pruner;
+}
+
 export interface SimulateOptions {
   compare: string[];
   rules?: string[];
@@ -64,9 +76,7 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
         // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
         // The pruner is told the same cache lifetime the cost figures assume.
         const config = BASELINES.includes(strategy) ? { tool: false } : opts.cacheTtl !== undefined ? { commit: { cacheTtlMinutes: opts.cacheTtl } } : undefined;
-        const check = createPruner({ host: OPENCODE, preset, rules: opts.rules, config });
-        const errors = check.problems.filter((p) => p.severity === "error");
-        if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
+        const check = checkedPruner(strategy, { host: OPENCODE, preset, rules: opts.rules, config });
         pruner = () => (last = createPruner({ host: OPENCODE, preset, rules: opts.rules, config, stateDir }));
         regret ??= { limit: check.resolved.commit.regretLimit ?? 0, rules: {}, backedOff: [] };
       }

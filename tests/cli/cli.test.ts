@@ -219,6 +219,21 @@ describe("acp explain", () => {
     expect(missing).toEqual({ code: 2, out: "", err: "error: --part prt_nope: no such part in the prompt of call 115\n" });
   });
 
+  it("a wrong preset, a missing rule file or a rule file with an error: rejected as simulate rejects them, exit 2", async () => {
+    const bad = join(tmp, "bad-rule.yaml");
+    writeFileSync(bad, "rules:\n  my-rule:\n    phase: agee\n    when: { fact: tool, operator: equal, value: bash }\n    then: { action: clear }\n");
+    for (const args of [["--preset", "balanc"], ["--rules", "/nope.yaml"], ["--rules", bad]]) {
+      const explain = await run("explain", "examples/session.json", ...args);
+      const simulate = await run("simulate", "examples/session.json", ...args);
+      expect(simulate.code).toBe(2);
+      expect(explain).toEqual({ code: 2, out: "", err: simulate.err.replace(/^error: strategy "[^"]+"/, `error: strategy "${args[0] === "--preset" ? args[1] : "balanced"}"`) });
+      expect(explain.err.split("\n")).toHaveLength(2);
+    }
+    expect((await run("explain", "examples/session.json", "--preset", "balanc")).err).toMatch(/^error: strategy "balanc": .*unknown preset "balanc" \(did you mean "balanced"\?\)/);
+    expect((await run("explain", "examples/session.json", "--rules", "/nope.yaml")).err).toBe('error: strategy "balanced": /nope.yaml:1:1 file not found\n');
+    expect((await run("explain", "examples/session.json", "--rules", bad)).err).toMatch(new RegExp(`^error: strategy "balanced": ${bad}:3:\\d+ `));
+  });
+
   it("a missing argument is a usage error", async () => {
     expect(await run("explain")).toEqual({ code: 2, out: "", err: "error: missing required argument 'session'\n" });
   });
