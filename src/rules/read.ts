@@ -32,7 +32,7 @@ export function readErrorMessage(err: unknown): string {
 }
 
 /**
- * The file's text, or why it was not read. Never blocks on
+ * The file's text (without a leading UTF-8 byte order mark), or why it was not read. Never blocks on
  * special files, never reads more than `maxBytes`.
  */
 export function readTextFile(file: string, maxBytes = MAX_FILE_BYTES): { text: string } | { error: string } {
@@ -59,7 +59,9 @@ export function readTextFile(file: string, maxBytes = MAX_FILE_BYTES): { text: s
       got = readSync(fd, buf, n, buf.length - n, null);
     }
     if (n > maxBytes) return { error: tooLarge(maxBytes, "more than that when read") };
-    return { text: buf.subarray(0, n).toString("utf8") };
+    const text = buf.subarray(0, n).toString("utf8");
+    // A leading byte order mark (some Windows editors write one) is not part of the content.
+    return { text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
   } catch (e) {
     return { error: readErrorMessage(e) };
   } finally {

@@ -37,6 +37,11 @@ describe("loadSession", () => {
     expect(s.id).toBe("ses_export");
   });
 
+  it("reads a file that begins with a UTF-8 byte order mark", () => {
+    const s = loadSession(write("bom.json", `\uFEFF${JSON.stringify({ id: "with-bom", messages })}`));
+    expect(s.id).toBe("with-bom");
+  });
+
   it("removes every state.time.compacted mark: the raw history is the input", () => {
     const s = loadSession(write("marked.json", { info: { id: "x" }, messages }));
     expect(s.messages[1].parts[0].state?.time).toEqual({ start: 1, end: 2 });
