@@ -8,7 +8,7 @@
 // rules, runs createPruner's transform (commit batching off) and compares explain() with the
 // annotations. Comments are read from the yaml package's Document (which node they belong to)
 // and CST (where they are), never by scanning the raw text.
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { isMap, isScalar, isSeq, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
@@ -18,7 +18,7 @@ import { OPENCODE } from "../host/profile.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
 import { didYouMean, type Problem } from "../rules/problems.js";
-import { readTextFile } from "../rules/read.js";
+import { readErrorMessage, readTextFile } from "../rules/read.js";
 import { schemaProblems } from "../rules/schemas.js";
 import { parseYamlDocument } from "../rules/source.js";
 import type { AcpConfig, RuleSetting } from "../rules/types.js";
@@ -630,15 +630,39 @@ function checkExpectation(e: PartExpectation, rendered: Message[], rule: string,
 
 const FIXTURE_FILE = /\.session\.(ya?ml|json)$/;
 
-/** Fixture files under the given files and folders (folders recursively, sorted). */
+/**
+ * Fixture files under the given files and folders (folders recursively, sorted). Each folder is
+ * walked once whatever links lead to it (by its real path), so a link loop ends and an aliased
+ * folder's fixtures run once. A fixture-named entry that cannot be read (a dangling or looping
+ * link) and a folder that cannot be listed are error lines, and the walk goes on.
+ */
 export function findFixtureFiles(paths: string[]): { files: string[]; errors: FixtureError[] } {
   const files: string[] = [];
   const errors: FixtureError[] = [];
+  const seen = new Set<string>();
+  const fail = (p: string, e: unknown) => void errors.push(new FixtureError({ file: p, line: 1, col: 1 }, readErrorMessage(e)));
   const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
+    let names: string[];
+    try {
+      const real = realpathSync(dir);
+      if (seen.has(real)) return;
+      seen.add(real);
+      names = readdirSync(dir).sort();
+    } catch (e) {
+      return fail(dir, e);
+    }
+    for (const name of names) {
       if (name.startsWith(".") || name === "node_modules") continue;
       const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
+      let isDir: boolean;
+      try {
+        isDir = statSync(p).isDirectory();
+      } catch (e) {
+        // a dangling or looping link: an error where it names a fixture, else nothing to run
+        if (FIXTURE_FILE.test(name)) fail(p, e);
+        continue;
+      }
+      if (isDir) walk(p);
       else if (FIXTURE_FILE.test(name)) files.push(p);
     }
   };
@@ -646,8 +670,8 @@ export function findFixtureFiles(paths: string[]): { files: string[]; errors: Fi
     let isDir: boolean;
     try {
       isDir = statSync(p).isDirectory();
-    } catch {
-      errors.push(new FixtureError({ file: p, line: 1, col: 1 }, "no such file or folder"));
+    } catch (e) {
+      errors.push(new FixtureError({ file: p, line: 1, col: 1 }, (e as NodeJS.ErrnoException)?.code === "ENOENT" ? "no such file or folder" : readErrorMessage(e)));
       continue;
     }
     if (isDir) walk(p);

@@ -1,7 +1,7 @@
 // Every acp command other than lint, through main(argv, io): output, exit codes, and clear
 // one-line errors (no stack traces) for missing files, bad input and bad usage.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -144,6 +144,22 @@ describe("acp rules test", () => {
 });
 
 describe("acp rules test: files that are not fixtures", () => {
+  it("folder links: a loop ends, an aliased folder runs once, a dangling or looping fixture link is an error line", async () => {
+    const dir = join(tmp, "linked-fixtures");
+    mkdirSync(join(dir, "real"), { recursive: true });
+    const fixture = join(dir, "real", "one.session.yaml");
+    writeFileSync(fixture, "rule: identical-call\nturns:\n  - user: hi\n");
+    symlinkSync(join(dir, "real"), join(dir, "alias"));
+    symlinkSync(dir, join(dir, "real", "loop"));
+    symlinkSync(join(dir, "gone.session.yaml"), join(dir, "dangling.session.yaml"));
+    symlinkSync(join(dir, "self.session.yaml"), join(dir, "self.session.yaml"));
+    expect(findFixtureFiles([dir]).files).toEqual([join(dir, "alias", "one.session.yaml")]);
+    const r = await run("rules", "test", dir);
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(`2 fixtures could not be run:\n  ${join(dir, "dangling.session.yaml")}:1:1: error: file not found\n  ${join(dir, "self.session.yaml")}:1:1: error: is a symbolic link loop\n`);
+    expect(r.out).toMatch(/\n1 fixture run, 0 failed, 2 unreadable\n$/);
+  });
+
   it("generated text too large for memory ({lines, width}): an error at the value's line:col, exit 2", async () => {
     const file = join(tmp, "huge.session.yaml");
     writeFileSync(file, ["rule: identical-call", "turns:", "  - user: hi", "  - assistant:", "      - { tool: bash, input: { command: ls }, output: { lines: 999999999, width: 999999 } }", ""].join("\n"));
