@@ -3,7 +3,9 @@
 import { readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Message } from "../graph/types.js";
+import { parse, type ParseError } from "jsonc-parser";
 import { readErrorMessage, readTextFile } from "../rules/read.js";
+import { lineIndex } from "../rules/source.js";
 
 /** A session file larger than this is not read (the largest of the corpus is under 4 MB). */
 export const MAX_SESSION_BYTES = 256 * 1024 * 1024;
@@ -56,9 +58,24 @@ export function loadSession(file: string): Session {
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file}: not valid JSON (${(err as Error).message})`);
+    throw new Error(jsonError(file, text, (err as Error).message));
   }
   return parseSession(data, file);
+}
+
+/**
+ * One line for JSON that does not parse: `<file>:<line>:<col>: not valid JSON (<why>)`. The place
+ * is the first error a strict jsonc-parser pass finds (V8's message has no position for some
+ * errors), else V8's position, else the end of the text.
+ */
+function jsonError(file: string, text: string, message: string): string {
+  const errors: ParseError[] = [];
+  parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const v8 = /at position (\d+)/.exec(message);
+  const offset = errors[0]?.offset ?? (v8 ? Number(v8[1]) : text.length);
+  const { line, col } = lineIndex(text)(offset);
+  const why = message.replace(/ in JSON at position.*$/s, "").replace(/\s+/g, " ").slice(0, 120);
+  return `${file}:${line}:${col}: not valid JSON (${why})`;
 }
 
 /** Validates the parsed JSON of a session file and removes the recording host's own pruning. */

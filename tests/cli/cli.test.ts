@@ -276,7 +276,7 @@ describe("acp simulate", () => {
     mkdirSync(join(folder, "d.json"));
     const r = await run("simulate", folder, "--compare", "none");
     expect(r.code).toBe(0);
-    expect(r.err).toBe(`skipped: ${join(folder, "d.json")}: is a folder, not a file\nskipped: ${join(folder, "zz.json")}: not valid JSON (${r.err.split("not valid JSON (")[1]}`);
+    expect(r.err).toBe(`skipped: ${join(folder, "d.json")}: is a folder, not a file\nskipped: ${join(folder, "zz.json")}:1:2: not valid JSON (${r.err.split("not valid JSON (")[1]}`);
     expect(r.err.split("\n")).toHaveLength(3);
     expect(r.out).toMatch(/^TOTAL \(1 sessions\)\s+none\s/m);
     rmSync(join(folder, "a.json"));
@@ -292,7 +292,7 @@ describe("acp simulate", () => {
     const r = await run("simulate", file);
     expect(r.code).toBe(2);
     expect(r.out).toBe("");
-    expect(r.err).toMatch(new RegExp(`^error: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not valid JSON \\(.+\\)\\n$`));
+    expect(r.err).toMatch(new RegExp(`^error: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:1:2: not valid JSON \\(.+\\)\\n$`));
     noStack(r.err);
   });
 

@@ -49,12 +49,25 @@ describe("loadSession", () => {
 
   it("names the file when it is missing, not JSON, or not a session", () => {
     expect(() => loadSession(join(dir, "absent.json"))).toThrow(/absent\.json: file not found$/);
-    expect(() => loadSession(write("broken.json", "{ not json"))).toThrow(/broken\.json: not valid JSON/);
+    expect(() => loadSession(write("broken.json", "{ not json"))).toThrow(/broken\.json:1:3: not valid JSON \(.+\)$/);
     expect(() => loadSession(write("other.json", { hello: 1 }))).toThrow(/other\.json: not a session/);
     expect(() => loadSession(write("badmsg.json", { messages: [{ info: { id: "m" } }] }))).toThrow(/badmsg\.json: messages\[0\]/);
     expect(() => loadSession(write("badpart.json", { messages: [{ info: { id: "m", role: "user" }, parts: [{ type: "text" }] }] }))).toThrow(
       /badpart\.json: messages\[0\]\.parts\[0\]/,
     );
+  });
+
+  it("JSON that does not parse: file:line:col of the first error, on one line", () => {
+    const line = (text: string) => {
+      try {
+        loadSession(write("where.json", text));
+      } catch (e) {
+        return (e as Error).message.slice(join(dir, "where.json").length);
+      }
+    };
+    expect(line('{\n  "messages": [\n    1,\n  ]\n}')).toMatch(/^:4:3: not valid JSON \([^\n]+\)$/);
+    expect(line('{\n  "id": "x",\n  oops: 1\n}')).toMatch(/^:3:3: not valid JSON \([^\n]+\)$/);
+    expect(line('{\n  "messages": [')).toMatch(/^:2:16: not valid JSON \([^\n]+\)$/);
   });
 
   it("a FIFO or a device is not read (no blocking, no reading forever): one line naming the file", () => {
@@ -92,7 +105,7 @@ describe("loadSessions", () => {
       `${join(folder, "dangling.json")}: file not found`,
       `${join(folder, "f.json")}: is a FIFO, not a regular file; it is not read`,
       `${join(folder, "loop.json")}: is a symbolic link loop`,
-      expect.stringMatching(new RegExp(`^${join(folder, "zz.json")}: not valid JSON \\(.+\\)$`)),
+      expect.stringMatching(new RegExp(`^${join(folder, "zz.json")}:1:2: not valid JSON \\(.+\\)$`)),
     ]);
     // without the list, the first bad file throws (explain, scripts)
     expect(() => loadSessions(folder)).toThrow(/d\.json: is a folder, not a file/);
