@@ -2,18 +2,19 @@
 // condition (evaluated with fact values), and the tokens saved.
 import { OPENCODE } from "../host/profile.js";
 import type { Command } from "commander";
-import { createPruner } from "../engine/pruner.js";
 import { formatExplained } from "../engine/explain.js";
 import { describeStanding, type StandingRule } from "../engine/why-not.js";
 import { loadSessions, sessionIdOf } from "../sim/index.js";
 import type { Io } from "./io.js";
+import { checkedPruner } from "./simulate.js";
 
 export function explainCall(path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }): string {
   const [session] = loadSessions(path);
   const calls = session.messages.map((m, i) => (m.info.role === "assistant" ? i : -1)).filter((i) => i >= 0);
   const n = opts.call ?? calls.length;
   if (!Number.isInteger(n) || n < 1 || n > calls.length) throw new Error(`--call must be between 1 and ${calls.length}`);
-  const pruner = createPruner({ host: OPENCODE, preset: opts.preset, rules: opts.rules, config: { tool: false } });
+  // The preset and rule files are checked as simulate checks them: an error stops here (exit 2).
+  const pruner = checkedPruner(opts.preset, { host: OPENCODE, preset: opts.preset, rules: opts.rules, config: { tool: false } });
   for (const i of calls.slice(0, n)) pruner.transform(structuredClone(session.messages.slice(0, i)));
   const sid = sessionIdOf(session);
   const entries = pruner.explain(sid).filter((e) => (opts.part ? e.partId === opts.part : e.tokensSaved > 0));

@@ -8,7 +8,7 @@
 // rules, runs createPruner's transform (commit batching off) and compares explain() with the
 // annotations. Comments are read from the yaml package's Document (which node they belong to)
 // and CST (where they are), never by scanning the raw text.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { isMap, isScalar, isSeq, visit, type Document, type Node as YamlNode, type YAMLMap, type YAMLSeq } from "yaml";
@@ -18,6 +18,7 @@ import { OPENCODE } from "../host/profile.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
 import { didYouMean, type Problem } from "../rules/problems.js";
+import { readErrorMessage, readTextFile } from "../rules/read.js";
 import { schemaProblems } from "../rules/schemas.js";
 import { parseYamlDocument } from "../rules/source.js";
 import type { AcpConfig, RuleSetting } from "../rules/types.js";
@@ -126,6 +127,8 @@ class Source {
   readonly comments: CommentToken[] = [];
   /** Nodes whose annotation comments were attached to a part (others are misplaced). */
   readonly claimed = new Set<unknown>();
+  /** Characters of {lines, width} text generated so far (capped at MAX_GENERATED_CHARS). */
+  generated = 0;
   private readonly position: (offset: number) => { line: number; col: number };
 
   /** `shape`: the schema the file's data must match (a fixture, or the map of a .fixed file). */
@@ -198,11 +201,18 @@ function firstShapeProblem(problems: Problem[]): Problem | undefined {
 
 const get = (map: YAMLMap, key: string): YamlNode | undefined => map.get(key, true) as YamlNode | undefined;
 
+/** All the {lines, width} text of one fixture: far more than any rule needs to be tested, far less than the heap. */
+export const MAX_GENERATED_CHARS = 4 * 1024 * 1024;
+
 /** Strings may be written out or generated: `{lines: 200, width: 60}` (numbered filler lines; the schema checks both). */
 function stringValue(src: Source, node: YamlNode | undefined): string | undefined {
   if (node === undefined) return undefined;
   if (isMap(node)) {
     const { lines, width = 40 } = src.js(node) as { lines: number; width?: number };
+    // each line is at least its number, ": " and a newline
+    src.generated += lines * (Math.max(width, String(lines).length + 2) + 1);
+    if (src.generated > MAX_GENERATED_CHARS)
+      src.fail(node, `generated text too large: {lines: ${lines}, width: ${width}} brings this fixture's generated text over ${MAX_GENERATED_CHARS / (1024 * 1024)} MiB (lines × width)`);
     return generateLines(lines, width);
   }
   return src.js(node) as string;
@@ -302,25 +312,22 @@ function goldenExpectations(file: string): PartExpectation[] {
   if (!m) return [];
   for (const ext of ["yaml", "yml", "json"]) {
     const golden = file.slice(0, m.index) + `.session.fixed.${ext}`;
-    let text: string;
-    try {
-      text = readFileSync(golden, "utf8");
-    } catch {
-      continue;
+    const read = readTextFile(golden);
+    if ("error" in read) {
+      if (read.error === "file not found") continue;
+      throw new FixtureError({ file: golden, line: 1, col: 1 }, read.error);
     }
-    const src = new Source(golden, text, "fixed");
+    const src = new Source(golden, read.text, "fixed");
     return parseExpectations(src, src.doc.contents as YamlNode);
   }
   return [];
 }
 
+/** A fixture is read as a rule file is: only a regular file (never a FIFO or a device), at most 256 KiB. */
 function readText(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new FixtureError({ file, line: 1, col: 1 }, code === "ENOENT" ? "file not found" : `cannot read file (${code ?? (e as Error).message})`);
-  }
+  const read = readTextFile(file);
+  if ("error" in read) throw new FixtureError({ file, line: 1, col: 1 }, read.error);
+  return read.text;
 }
 
 // ── Session building ─────────────────────────────────────────────────────────────────────
@@ -623,15 +630,39 @@ function checkExpectation(e: PartExpectation, rendered: Message[], rule: string,
 
 const FIXTURE_FILE = /\.session\.(ya?ml|json)$/;
 
-/** Fixture files under the given files and folders (folders recursively, sorted). */
+/**
+ * Fixture files under the given files and folders (folders recursively, sorted). Each folder is
+ * walked once whatever links lead to it (by its real path), so a link loop ends and an aliased
+ * folder's fixtures run once. A fixture-named entry that cannot be read (a dangling or looping
+ * link) and a folder that cannot be listed are error lines, and the walk goes on.
+ */
 export function findFixtureFiles(paths: string[]): { files: string[]; errors: FixtureError[] } {
   const files: string[] = [];
   const errors: FixtureError[] = [];
+  const seen = new Set<string>();
+  const fail = (p: string, e: unknown) => void errors.push(new FixtureError({ file: p, line: 1, col: 1 }, readErrorMessage(e)));
   const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
+    let names: string[];
+    try {
+      const real = realpathSync(dir);
+      if (seen.has(real)) return;
+      seen.add(real);
+      names = readdirSync(dir).sort();
+    } catch (e) {
+      return fail(dir, e);
+    }
+    for (const name of names) {
       if (name.startsWith(".") || name === "node_modules") continue;
       const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
+      let isDir: boolean;
+      try {
+        isDir = statSync(p).isDirectory();
+      } catch (e) {
+        // a dangling or looping link: an error where it names a fixture, else nothing to run
+        if (FIXTURE_FILE.test(name)) fail(p, e);
+        continue;
+      }
+      if (isDir) walk(p);
       else if (FIXTURE_FILE.test(name)) files.push(p);
     }
   };
@@ -639,8 +670,8 @@ export function findFixtureFiles(paths: string[]): { files: string[]; errors: Fi
     let isDir: boolean;
     try {
       isDir = statSync(p).isDirectory();
-    } catch {
-      errors.push(new FixtureError({ file: p, line: 1, col: 1 }, "no such file or folder"));
+    } catch (e) {
+      errors.push(new FixtureError({ file: p, line: 1, col: 1 }, (e as NodeJS.ErrnoException)?.code === "ENOENT" ? "no such file or folder" : readErrorMessage(e)));
       continue;
     }
     if (isDir) walk(p);

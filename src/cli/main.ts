@@ -12,9 +12,29 @@ import type { Io } from "./io.js";
 
 export type { Io } from "./io.js";
 
-const stdio: Io = { out: (s) => void process.stdout.write(s), err: (s) => void process.stderr.write(s) };
+/**
+ * A reader that goes away (`acp explain … | head -1`) closes the pipe: the rest of that stream's
+ * output is dropped quietly and the command ends with its own exit code, instead of Node's
+ * unhandled 'error' event (EPIPE) and its stack trace.
+ */
+const closed = { out: false, err: false };
+let guarded = false;
+function quietBrokenPipes(): void {
+  if (guarded) return;
+  guarded = true;
+  const guard = (stream: NodeJS.WriteStream, which: keyof typeof closed) =>
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code !== "EPIPE") throw e;
+      closed[which] = true;
+    });
+  guard(process.stdout, "out");
+  guard(process.stderr, "err");
+}
+
+const stdio: Io = { out: (s) => void (closed.out || process.stdout.write(s)), err: (s) => void (closed.err || process.stderr.write(s)) };
 
 export async function main(argv: string[], io: Io = stdio): Promise<number> {
+  if (io === stdio) quietBrokenPipes();
   let code = 0;
   const program = new Command("acp")
     .description("opencode-acp: agentic context pruning for OpenCode")

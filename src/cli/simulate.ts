@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import type { AcpPruner } from "../engine/pruner.js";
-import { createPruner } from "../store/pruner.js";
+import { createPruner, type PrunerOptions } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import {
@@ -38,6 +38,18 @@ export function strategyPreset(name: string): string | undefined {
   return BASELINES.includes(name) ? packagePath("presets", "baselines", `${name}.yaml`) : name;
 }
 
+/**
+ * A pruner for a strategy, or an Error naming the first error of its preset, rule files or
+ * settings at file:line:col (with a did-you-mean where there is one). simulate and explain both
+ * load their pruner through this, so both reject the same input the same way.
+ */
+export function checkedPruner(strategy: string, options: PrunerOptions): AcpPruner {
+  const pruner = createPruner(options);
+  const errors = pruner.problems.filter((p) => p.severity === "error");
+  if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
+  return pruner;
+}
+
 export interface SimulateOptions {
   compare: string[];
   rules?: string[];
@@ -64,9 +76,7 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
         // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
         // The pruner is told the same cache lifetime the cost figures assume.
         const config = BASELINES.includes(strategy) ? { tool: false } : opts.cacheTtl !== undefined ? { commit: { cacheTtlMinutes: opts.cacheTtl } } : undefined;
-        const check = createPruner({ host: OPENCODE, preset, rules: opts.rules, config });
-        const errors = check.problems.filter((p) => p.severity === "error");
-        if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
+        const check = checkedPruner(strategy, { host: OPENCODE, preset, rules: opts.rules, config });
         pruner = () => (last = createPruner({ host: OPENCODE, preset, rules: opts.rules, config, stateDir }));
         regret ??= { limit: check.resolved.commit.regretLimit ?? 0, rules: {}, backedOff: [] };
       }
@@ -177,12 +187,16 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .option("--html <file>", "write a self-contained HTML report")
     .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string; cacheTtl?: number }) => {
       let sessions: Session[];
+      // A folder's unreadable files are reported and left out; the rest are replayed.
+      const skipped: string[] = [];
       try {
-        sessions = loadSessions(path);
+        sessions = loadSessions(path, skipped);
       } catch (e) {
+        for (const s of skipped) io.err(`skipped: ${s}\n`);
         io.err(`error: ${(e as Error).message}\n`);
         return setCode(2);
       }
+      for (const s of skipped) io.err(`skipped: ${s}\n`);
       const compare = opts.compare ? opts.compare.split(",").map((s) => s.trim()).filter(Boolean) : ["none", opts.preset];
       if (!compare.includes("none")) compare.unshift("none");
       const bar = sessions.length > 1 && process.stderr.isTTY ? await progressBar() : undefined;

@@ -58,7 +58,7 @@ function capped<E>(errors: E[], toProblem: (e: E) => Problem): Problem[] {
 }
 
 /** line:col of an offset, by binary search over line starts (files can hold many errors). */
-function lineIndex(text: string): (offset: number) => { line: number; col: number } {
+export function lineIndex(text: string): (offset: number) => { line: number; col: number } {
   const starts = [0];
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
   return (offset) => {

@@ -1,6 +1,7 @@
 // Every acp command other than lint, through main(argv, io): output, exit codes, and clear
 // one-line errors (no stack traces) for missing files, bad input and bad usage.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -142,6 +143,46 @@ describe("acp rules test", () => {
   });
 });
 
+describe("acp rules test: files that are not fixtures", () => {
+  it("folder links: a loop ends, an aliased folder runs once, a dangling or looping fixture link is an error line", async () => {
+    const dir = join(tmp, "linked-fixtures");
+    mkdirSync(join(dir, "real"), { recursive: true });
+    const fixture = join(dir, "real", "one.session.yaml");
+    writeFileSync(fixture, "rule: identical-call\nturns:\n  - user: hi\n");
+    symlinkSync(join(dir, "real"), join(dir, "alias"));
+    symlinkSync(dir, join(dir, "real", "loop"));
+    symlinkSync(join(dir, "gone.session.yaml"), join(dir, "dangling.session.yaml"));
+    symlinkSync(join(dir, "self.session.yaml"), join(dir, "self.session.yaml"));
+    expect(findFixtureFiles([dir]).files).toEqual([join(dir, "alias", "one.session.yaml")]);
+    const r = await run("rules", "test", dir);
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(`2 fixtures could not be run:\n  ${join(dir, "dangling.session.yaml")}:1:1: error: file not found\n  ${join(dir, "self.session.yaml")}:1:1: error: is a symbolic link loop\n`);
+    expect(r.out).toMatch(/\n1 fixture run, 0 failed, 2 unreadable\n$/);
+  });
+
+  it("generated text too large for memory ({lines, width}): an error at the value's line:col, exit 2", async () => {
+    const file = join(tmp, "huge.session.yaml");
+    writeFileSync(file, ["rule: identical-call", "turns:", "  - user: hi", "  - assistant:", "      - { tool: bash, input: { command: ls }, output: { lines: 999999999, width: 999999 } }", ""].join("\n"));
+    const r = await run("rules", "test", file);
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(`  ${file}:5:55: error: generated text too large: {lines: 999999999, width: 999999} brings this fixture's generated text over 4 MiB (lines × width)\n`);
+  });
+
+  it("a FIFO fixture (named, or found in a folder) and /dev/zero: an error line each, exit 2, no hang", async () => {
+    const dir = join(tmp, "fifo-fixtures");
+    mkdirSync(dir);
+    const fifo = join(dir, "x.session.yaml");
+    execFileSync("mkfifo", [fifo]);
+    const named = await run("rules", "test", fifo, "/dev/zero");
+    expect(named.code).toBe(2);
+    expect(named.out).toContain(`  ${fifo}:1:1: error: is a FIFO, not a regular file; it is not read\n`);
+    expect(named.out).toContain("  /dev/zero:1:1: error: is a character device, not a regular file; it is not read\n");
+    const found = await run("rules", "test", dir);
+    expect(found.code).toBe(2);
+    expect(found.out).toContain(`${fifo}:1:1: error: is a FIFO, not a regular file; it is not read\n`);
+  });
+});
+
 describe("acp explain", () => {
   it("explains the last call of the example session (exit 0)", async () => {
     const r = await run("explain", "examples/session.json");
@@ -164,7 +205,14 @@ describe("acp explain", () => {
 
   it("a missing file: one line naming it, exit 2", async () => {
     const r = await run("explain", "no-such-session.json");
-    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-session.json: cannot read (ENOENT: no such file or directory, stat 'no-such-session.json')\n" });
+    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-session.json: file not found\n" });
+  });
+
+  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", async () => {
+    const fifo = join(tmp, "explain-pipe.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(await run("explain", fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
+    expect(await run("explain", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
   });
 
   it("a --call out of range or not a number: exit 2, no stack trace", async () => {
@@ -187,6 +235,21 @@ describe("acp explain", () => {
     expect(missing).toEqual({ code: 2, out: "", err: "error: --part prt_nope: no such part in the prompt of call 115\n" });
   });
 
+  it("a wrong preset, a missing rule file or a rule file with an error: rejected as simulate rejects them, exit 2", async () => {
+    const bad = join(tmp, "bad-rule.yaml");
+    writeFileSync(bad, "rules:\n  my-rule:\n    phase: agee\n    when: { fact: tool, operator: equal, value: bash }\n    then: { action: clear }\n");
+    for (const args of [["--preset", "balanc"], ["--rules", "/nope.yaml"], ["--rules", bad]]) {
+      const explain = await run("explain", "examples/session.json", ...args);
+      const simulate = await run("simulate", "examples/session.json", ...args);
+      expect(simulate.code).toBe(2);
+      expect(explain).toEqual({ code: 2, out: "", err: simulate.err.replace(/^error: strategy "[^"]+"/, `error: strategy "${args[0] === "--preset" ? args[1] : "balanced"}"`) });
+      expect(explain.err.split("\n")).toHaveLength(2);
+    }
+    expect((await run("explain", "examples/session.json", "--preset", "balanc")).err).toMatch(/^error: strategy "balanc": .*unknown preset "balanc" \(did you mean "balanced"\?\)/);
+    expect((await run("explain", "examples/session.json", "--rules", "/nope.yaml")).err).toBe('error: strategy "balanced": /nope.yaml:1:1 file not found\n');
+    expect((await run("explain", "examples/session.json", "--rules", bad)).err).toMatch(new RegExp(`^error: strategy "balanced": ${bad}:3:\\d+ `));
+  });
+
   it("a missing argument is a usage error", async () => {
     expect(await run("explain")).toEqual({ code: 2, out: "", err: "error: missing required argument 'session'\n" });
   });
@@ -195,7 +258,32 @@ describe("acp explain", () => {
 describe("acp simulate", () => {
   it("a missing file: one line naming it, exit 2", async () => {
     const r = await run("simulate", "no-such-corpus.json");
-    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: cannot read (ENOENT: no such file or directory, stat 'no-such-corpus.json')\n" });
+    expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: file not found\n" });
+  });
+
+  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", async () => {
+    const fifo = join(tmp, "simulate-pipe.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(await run("simulate", fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
+    expect(await run("simulate", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
+  });
+
+  it("a folder with unreadable files: one line for each (path and reason), the rest replayed, exit 0; none readable: exit 2", async () => {
+    const folder = join(tmp, "sessions-mixed");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "a.json"), readFileSync("examples/session.json"));
+    writeFileSync(join(folder, "zz.json"), "{");
+    mkdirSync(join(folder, "d.json"));
+    const r = await run("simulate", folder, "--compare", "none");
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(`skipped: ${join(folder, "d.json")}: is a folder, not a file\nskipped: ${join(folder, "zz.json")}:1:2: not valid JSON (${r.err.split("not valid JSON (")[1]}`);
+    expect(r.err.split("\n")).toHaveLength(3);
+    expect(r.out).toMatch(/^TOTAL \(1 sessions\)\s+none\s/m);
+    rmSync(join(folder, "a.json"));
+    const none = await run("simulate", folder, "--compare", "none");
+    expect(none.code).toBe(2);
+    expect(none.out).toBe("");
+    expect(none.err.split("\n").slice(2)).toEqual([`error: ${folder}: none of the folder's 2 .json files could be read as a session`, ""]);
   });
 
   it("a malformed JSON file: one line naming it, exit 2, no stack trace", async () => {
@@ -204,7 +292,7 @@ describe("acp simulate", () => {
     const r = await run("simulate", file);
     expect(r.code).toBe(2);
     expect(r.out).toBe("");
-    expect(r.err).toMatch(new RegExp(`^error: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not valid JSON \\(.+\\)\\n$`));
+    expect(r.err).toMatch(new RegExp(`^error: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:1:2: not valid JSON \\(.+\\)\\n$`));
     noStack(r.err);
   });
 
@@ -264,6 +352,23 @@ describe("acp simulate", () => {
     expect(r.err).toMatch(/^error: strategy "balancd": .*unknown preset "balancd" \(did you mean "balanced"\?\)/);
     noStack(r.err);
   });
+});
+
+describe("a reader that closes the pipe (acp … | head -1)", () => {
+  /** Runs main() on the real stdout, in a child whose stdout is closed before it writes. */
+  const closedStdout = (...argv: string[]) =>
+    new Promise<{ code: number | null; err: string }>((done) => {
+      const script = "import { main } from './src/cli/main.ts'; process.exitCode = await main(process.argv.slice(1));";
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
+      child.stdout.destroy();
+      let err = "";
+      child.stderr.on("data", (d) => (err += d));
+      child.on("close", (code) => done({ code, err }));
+    });
+
+  it.each(["explain examples/session.json", "simulate examples/session.json", "rules catalog", "presets"])("acp %s: ends quietly with exit 0, no stack trace", async (command) => {
+    expect(await closedStdout(...command.split(" "))).toEqual({ code: 0, err: "" });
+  }, 30_000);
 });
 
 describe("usage", () => {

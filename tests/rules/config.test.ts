@@ -44,6 +44,15 @@ describe("acp.jsonc layering", () => {
     expect(p.resolved.presetName).toBe("verbose");
   });
 
+  it("a leading UTF-8 byte order mark (Windows editors) is not a syntax error", () => {
+    const p = plugin('\uFEFF{ "preset": "compact",\n  "rules": { "state-query": "off" } }');
+    expect(located(p.problems)).toEqual([]);
+    expect(p.pruner.resolved.presetName).toBe("compact");
+    // locations are those of the text without the mark
+    const bad = plugin('\uFEFF{ "preset": "compact", "rules": { "state-qery": "off" } }');
+    expect(located(bad.problems)[0]).toMatch(new RegExp(`^${bad.file}:1:35 error `));
+  });
+
   it("the preset decides whether context_prune is offered unless a layer sets `tool` (verbose: off)", () => {
     const d = dirs();
     const file = join(d.project, ".opencode", "acp.jsonc");

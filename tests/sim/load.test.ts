@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -36,19 +37,45 @@ describe("loadSession", () => {
     expect(s.id).toBe("ses_export");
   });
 
+  it("reads a file that begins with a UTF-8 byte order mark", () => {
+    const s = loadSession(write("bom.json", `\uFEFF${JSON.stringify({ id: "with-bom", messages })}`));
+    expect(s.id).toBe("with-bom");
+  });
+
   it("removes every state.time.compacted mark: the raw history is the input", () => {
     const s = loadSession(write("marked.json", { info: { id: "x" }, messages }));
     expect(s.messages[1].parts[0].state?.time).toEqual({ start: 1, end: 2 });
   });
 
   it("names the file when it is missing, not JSON, or not a session", () => {
-    expect(() => loadSession(join(dir, "absent.json"))).toThrow(/absent\.json: cannot read/);
-    expect(() => loadSession(write("broken.json", "{ not json"))).toThrow(/broken\.json: not valid JSON/);
+    expect(() => loadSession(join(dir, "absent.json"))).toThrow(/absent\.json: file not found$/);
+    expect(() => loadSession(write("broken.json", "{ not json"))).toThrow(/broken\.json:1:3: not valid JSON \(.+\)$/);
     expect(() => loadSession(write("other.json", { hello: 1 }))).toThrow(/other\.json: not a session/);
     expect(() => loadSession(write("badmsg.json", { messages: [{ info: { id: "m" } }] }))).toThrow(/badmsg\.json: messages\[0\]/);
     expect(() => loadSession(write("badpart.json", { messages: [{ info: { id: "m", role: "user" }, parts: [{ type: "text" }] }] }))).toThrow(
       /badpart\.json: messages\[0\]\.parts\[0\]/,
     );
+  });
+
+  it("JSON that does not parse: file:line:col of the first error, on one line", () => {
+    const line = (text: string) => {
+      try {
+        loadSession(write("where.json", text));
+      } catch (e) {
+        return (e as Error).message.slice(join(dir, "where.json").length);
+      }
+    };
+    expect(line('{\n  "messages": [\n    1,\n  ]\n}')).toMatch(/^:4:3: not valid JSON \([^\n]+\)$/);
+    expect(line('{\n  "id": "x",\n  oops: 1\n}')).toMatch(/^:3:3: not valid JSON \([^\n]+\)$/);
+    expect(line('{\n  "messages": [')).toMatch(/^:2:16: not valid JSON \([^\n]+\)$/);
+  });
+
+  it("a FIFO or a device is not read (no blocking, no reading forever): one line naming the file", () => {
+    const fifo = join(dir, "pipe.json");
+    execFileSync("mkfifo", [fifo]);
+    expect(() => loadSession(fifo)).toThrow(new RegExp(`^${fifo}: is a FIFO, not a regular file; it is not read$`));
+    expect(() => loadSessions(fifo)).toThrow(/pipe\.json: is a FIFO, not a regular file/);
+    expect(() => loadSessions("/dev/zero")).toThrow(/^\/dev\/zero: is a character device, not a regular file; it is not read$/);
   });
 });
 
@@ -62,6 +89,30 @@ describe("loadSessions", () => {
     expect(loadSessions(folder).map((s) => s.id)).toEqual(["a", "b"]);
   });
 
+  it("with a list for what is skipped: a folder's unreadable files are each named with the reason, the rest load", () => {
+    const folder = join(dir, "mixed");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "a.json"), JSON.stringify({ id: "a", messages }));
+    writeFileSync(join(folder, "zz.json"), "{");
+    symlinkSync(join(folder, "gone"), join(folder, "dangling.json"));
+    symlinkSync(join(folder, "loop.json"), join(folder, "loop.json"));
+    mkdirSync(join(folder, "d.json"));
+    execFileSync("mkfifo", [join(folder, "f.json")]);
+    const skipped: string[] = [];
+    expect(loadSessions(folder, skipped).map((s) => s.id)).toEqual(["a"]);
+    expect(skipped).toEqual([
+      `${join(folder, "d.json")}: is a folder, not a file`,
+      `${join(folder, "dangling.json")}: file not found`,
+      `${join(folder, "f.json")}: is a FIFO, not a regular file; it is not read`,
+      `${join(folder, "loop.json")}: is a symbolic link loop`,
+      expect.stringMatching(new RegExp(`^${join(folder, "zz.json")}:1:2: not valid JSON \\(.+\\)$`)),
+    ]);
+    // without the list, the first bad file throws (explain, scripts)
+    expect(() => loadSessions(folder)).toThrow(/d\.json: is a folder, not a file/);
+    rmSync(join(folder, "a.json"));
+    expect(() => loadSessions(folder, [])).toThrow(new RegExp(`^${folder}: none of the folder's 5 \\.json files could be read as a session$`));
+  });
+
   it("loads a single file as a list of one", () => {
     expect(loadSessions(write("single.json", { id: "one", messages }))).toHaveLength(1);
   });
@@ -70,6 +121,6 @@ describe("loadSessions", () => {
     const empty = join(dir, "empty");
     mkdirSync(empty);
     expect(() => loadSessions(empty)).toThrow(/empty: folder holds no \.json/);
-    expect(() => loadSessions(join(dir, "nowhere"))).toThrow(/nowhere: cannot read/);
+    expect(() => loadSessions(join(dir, "nowhere"))).toThrow(/nowhere: file not found$/);
   });
 });
