@@ -48,11 +48,16 @@ function candidateFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by
   const cache = (rt.patches[rule.index] ??= new Map());
   let c = cache.get(node.part.id);
   if (c === undefined) {
-    const patch = rule.action.apply(node, rule.options as Record<string, any>, { by });
-    c = patch ? evaluatePatch(node, patch, rule.options) : null;
+    c = patchVerdict(rule, node, by);
     cache.set(node.part.id, c);
   }
   return c ?? undefined;
+}
+
+/** The rule's change to the part, if worth making (null: none, or it would save too little); not cached. */
+export function patchVerdict(rule: CompiledRule, node: PartNode, by?: PartNode): Candidate | null {
+  const patch = rule.action.apply(node, rule.options as Record<string, any>, { by });
+  return patch ? evaluatePatch(node, patch, rule.options) : null;
 }
 
 /** Checks that a patch is worth applying and counts the tokens it saves. */

@@ -5,6 +5,7 @@
 import type { PartNode } from "../graph/graph.js";
 import { explainCondition, type ExplainedCondition, show } from "./explain.js";
 import { holdsOn } from "./compile.js";
+import { patchVerdict } from "./phases.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 
@@ -48,8 +49,10 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
     if (!holdsOn(r.staticWhen, node, tool, ctx)) continue;
     const when = explainCondition(r.ast.when, node, ctx);
     const marked = mark?.rule.id === r.id;
-    // the verdict the phases cached for this rule's change: a candidate, null (not worth it), or none yet
-    const patch = rt.patches[r.index]?.get(node.part.id);
+    // the verdict the phases cached for this rule's change: a candidate, null (not worth it), or, where
+    // they have not made it yet (a part that never got this far), made here without caching it
+    let patch = rt.patches[r.index]?.get(node.part.id);
+    if (patch === undefined && when.result && r.phase !== "protect" && (r.phase !== "supersede" || marked)) patch = patchVerdict(r, node, marked ? mark!.byNode : undefined);
     const entry: StandingRule = {
       id: r.id,
       description: r.spec.description,

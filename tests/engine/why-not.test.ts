@@ -46,6 +46,17 @@ describe("why a part is not pruned", () => {
     expect(newest.find((s) => s.id === "identical-call")).toMatchObject({ standing: "no-newer-view", key: 'bash:{"command":"pwd"}' });
   });
 
+  it("a rule whose action would change nothing worth it is not worth it, not waiting (a short command for stale-long-command)", () => {
+    const p = createPruner({ preset: "balanced", config: held });
+    const h = [user("go"), assistant([{ tool: "bash", input: { command: "sh run-tests.sh" }, output: "FAIL: 1 test", id: "prt_short" }]), assistant([], "ran"), user("next"), assistant([], "ok")];
+    run(p, h);
+    const long = p.why(SID, "prt_short")!.standing!.find((s) => s.id === "stale-long-command");
+    expect(long).toMatchObject({ standing: "not-worth" });
+    // a new process (`opencode run --command acp explain`) reads it from the history alone
+    const fresh = createPruner({ preset: "balanced", config: held }).why(SID, "prt_short", h)!.standing!.find((s) => s.id === "stale-long-command");
+    expect(fresh).toMatchObject({ standing: "not-worth" });
+  });
+
   it("a protected tool's output: the protect rule says so first", () => {
     const p = createPruner({ preset: "balanced", config: held });
     run(p, session());
