@@ -249,13 +249,38 @@ function jsonChild(node: JsonNode, seg: string): [JsonNode, JsonNode?] | undefin
   return prop ? [prop.children![1], prop.children![0]] : undefined;
 }
 
+/** jsonc-parser's error codes in words (its code kept in brackets, for a search). */
+const JSONC_ERRORS: Record<string, string> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "not a valid number",
+  PropertyNameExpected: "a property name in double quotes is expected here",
+  ValueExpected: "a value is expected here",
+  ColonExpected: "a colon is expected after the property name",
+  CommaExpected: "a comma is expected before this",
+  CloseBraceExpected: "a closing } is expected",
+  CloseBracketExpected: "a closing ] is expected",
+  EndOfFileExpected: "nothing may follow the closing } of the file",
+  InvalidCommentToken: "a comment that is not closed",
+  UnexpectedEndOfComment: "a comment that is not closed",
+  UnexpectedEndOfString: "a string that is not closed",
+  UnexpectedEndOfNumber: "a number that ends too soon",
+  InvalidUnicode: "an invalid \\u escape",
+  InvalidEscapeCharacter: "an invalid escape in a string",
+  InvalidCharacter: "a character not allowed in a string (a line break, a tab)",
+};
+
+function jsoncErrorText(code: string, text: string): string {
+  if (text.trim() === "") return `JSONC: the file is empty; an empty config is {} [${code}]`;
+  return `JSONC: ${JSONC_ERRORS[code] ?? "syntax error"} [${code}]`;
+}
+
 export function parseJsoncSource(file: string, text: string): SourceDoc {
   const at = lineIndex(text);
   const tooBig = jsoncTooBig(text);
   if (tooBig) return failedSource(file, [{ file, ...at(tooBig.offset), severity: "error", message: tooBig.message, ruleId: "jsonc-syntax" }]);
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  const problems: Problem[] = capped(errors, (e) => ({ file, ...at(e.offset), severity: "error", message: `JSONC: ${printParseErrorCode(e.error)}`, ruleId: "jsonc-syntax" }));
+  const problems: Problem[] = capped(errors, (e) => ({ file, ...at(e.offset), severity: "error", message: jsoncErrorText(printParseErrorCode(e.error), text), ruleId: "jsonc-syntax" }));
   const toValue = (n: JsonNode | undefined): unknown => {
     if (!n) return undefined;
     if (n.type === "object") return Object.fromEntries((n.children ?? []).map((p) => [p.children![0].value, toValue(p.children![1])]));

@@ -28,10 +28,16 @@ describe("lint: YAML and JSONC syntax", () => {
     expect(rows([broken("duplicate-key.yaml")])).toEqual(["8:3 error yaml-syntax: Map keys must be unique"]);
   });
   it("a missing comma in acp.jsonc", () => {
-    expect(rows([broken("config-syntax.jsonc")])).toEqual(["4:3 error jsonc-syntax: JSONC: CommaExpected"]);
+    expect(rows([broken("config-syntax.jsonc")])).toEqual(["4:3 error jsonc-syntax: JSONC: a comma is expected before this [CommaExpected]"]);
   });
   it("a path that does not exist", () => {
     expect(rows([broken("no-such-file.yaml")])).toEqual(["1:1 error unreadable: file not found"]);
+  });
+  it("an empty acp.jsonc says so, not the parser's code alone", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-lint-empty-"));
+    const file = join(dir, "acp.jsonc");
+    writeFileSync(file, "");
+    expect(rows([file])).toEqual(["1:1 error jsonc-syntax: JSONC: the file is empty; an empty config is {} [ValueExpected]"]);
   });
 });
 
