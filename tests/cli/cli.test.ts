@@ -26,6 +26,13 @@ const builtin = loadRuleFiles([BUILTIN_RULES_DIR]).rules;
 const tmp = mkdtempSync(join(tmpdir(), "acp-cli-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const noStack = (s: string) => expect(s).not.toMatch(/\n\s+at /);
+/** A FIFO or /dev/zero as `cmd`'s session: one line, exit 2, no hang and no crash. */
+async function refusesSpecialFiles(cmd: string): Promise<void> {
+  const fifo = join(tmp, `${cmd}-pipe.json`);
+  execFileSync("mkfifo", [fifo]);
+  expect(await run(cmd, fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
+  expect(await run(cmd, "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
+}
 const expectLine = (lines: string[], re: RegExp) => expect(lines.filter((l) => re.test(l)), String(re)).toHaveLength(1);
 
 describe("acp rules list / catalog, acp presets", () => {
@@ -208,12 +215,7 @@ describe("acp explain", () => {
     expect(r).toEqual({ code: 2, out: "", err: "error: no-such-session.json: file not found\n" });
   });
 
-  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", async () => {
-    const fifo = join(tmp, "explain-pipe.json");
-    execFileSync("mkfifo", [fifo]);
-    expect(await run("explain", fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
-    expect(await run("explain", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
-  });
+  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", () => refusesSpecialFiles("explain"));
 
   it("a --call out of range or not a number: exit 2, no stack trace", async () => {
     const out = await run("explain", "examples/session.json", "--call", "9999");
@@ -261,12 +263,7 @@ describe("acp simulate", () => {
     expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: file not found\n" });
   });
 
-  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", async () => {
-    const fifo = join(tmp, "simulate-pipe.json");
-    execFileSync("mkfifo", [fifo]);
-    expect(await run("simulate", fifo)).toEqual({ code: 2, out: "", err: `error: ${fifo}: is a FIFO, not a regular file; it is not read\n` });
-    expect(await run("simulate", "/dev/zero")).toEqual({ code: 2, out: "", err: "error: /dev/zero: is a character device, not a regular file; it is not read\n" });
-  });
+  it("a FIFO or /dev/zero as the session: one line, exit 2, no hang and no crash", () => refusesSpecialFiles("simulate"));
 
   it("a folder with unreadable files: one line for each (path and reason), the rest replayed, exit 0; none readable: exit 2", async () => {
     const folder = join(tmp, "sessions-mixed");
