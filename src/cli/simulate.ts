@@ -10,6 +10,7 @@ import type { AcpPruner } from "../engine/pruner.js";
 import { createPruner, type PrunerOptions } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
+import { INLINE_CONFIG } from "../rules/presets.js";
 import {
   ANTHROPIC_CACHE,
   loadSessions,
@@ -46,7 +47,9 @@ export function strategyPreset(name: string): string | undefined {
 export function checkedPruner(strategy: string, options: PrunerOptions): AcpPruner {
   const pruner = createPruner(options);
   const errors = pruner.problems.filter((p) => p.severity === "error");
-  if (errors.length) throw new Error(`strategy "${strategy}": ${errors[0].file}:${errors[0].line}:${errors[0].col} ${errors[0].message}`);
+  const e = errors[0];
+  // a problem of the command line's own settings (the inline config) has no file to point at
+  if (e) throw new Error(`strategy "${strategy}": ${e.file === INLINE_CONFIG ? "" : `${e.file}:${e.line}:${e.col} `}${e.message}`);
   return pruner;
 }
 

@@ -23,6 +23,9 @@ export interface NamedAt {
 const isBuiltin = (name: string) => (PRESET_NAMES as readonly string[]).includes(name);
 const isPresetPath = (name: string) => name.includes("/") || /\.ya?ml$/.test(name);
 
+/** Where a problem of settings given in code (createPruner's config, the CLI's options) is said to be: no file. */
+export const INLINE_CONFIG = "<config>";
+
 export function presetFile(nameOrPath: string): string {
   return isBuiltin(nameOrPath) ? packagePath("presets", `${nameOrPath}.yaml`) : nameOrPath;
 }
@@ -34,7 +37,7 @@ export function presetFile(nameOrPath: string): string {
 export function presetSource(name: string, at?: NamedAt): { file?: string; problems: Problem[] } {
   if (isBuiltin(name)) return { file: presetFile(name), problems: [] };
   const problem = (message: string): Problem => ({
-    file: at?.doc.file ?? "<config>",
+    file: at?.doc.file ?? INLINE_CONFIG,
     ...(at ? at.doc.locate(at.pointer) : { line: 1, col: 1 }),
     severity: "error",
     message,

@@ -4,7 +4,7 @@
 import { resolve as resolvePath } from "node:path";
 import type { Problem } from "./problems.js";
 import { BUILTIN_RULES_DIR, loadRuleFiles } from "./load.js";
-import { applySettings, DEFAULT_COMMIT, loadPreset, type NamedAt } from "./presets.js";
+import { applySettings, DEFAULT_COMMIT, INLINE_CONFIG, loadPreset, type NamedAt } from "./presets.js";
 import type { ConfigLayer } from "./config.js";
 import type { AcpConfig, CommitPolicy, RuleSpec } from "./types.js";
 
@@ -65,7 +65,7 @@ export function resolveRules(input: ResolveInput): ResolvedRules {
   }
   for (const layer of layers) problems.push(...applySettings(map, layer.data!.rules, layer.doc, "/rules"));
   if (!layers.length && Object.keys(config.rules).length) {
-    const inline = { file: "<config>", data: config, problems: [], locate: () => ({ line: 1, col: 1 }) };
+    const inline = { file: INLINE_CONFIG, data: config, problems: [], locate: () => ({ line: 1, col: 1 }) };
     problems.push(...applySettings(map, config.rules, inline, "/rules"));
   }
   commit = { ...commit, ...config.commit };
