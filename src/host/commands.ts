@@ -66,6 +66,12 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
       ? [`acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`]
       : [`acp stats (preset ${pruner.resolved.presetName}): ${prunes(parts)}, ${fmt(tokens)} tokens saved per request`, ...ruleRows(totals, note)];
   if (freeNote) lines.push(freeNote);
+  // what the last request left waiting (this process only: a new one has not decided anything yet)
+  const last = pruner.lastCall(sessionID);
+  if (last && last.pending > 0) {
+    const minTokens = pruner.resolved.commit.minTokens;
+    lines.push(`  waiting: ${prunes(last.pending)} of parts already sent (${fmt(last.pendingTokens)} tokens): they go when the provider's cache breaks anyway (it expired, or earlier reasoning is dropped)${minTokens > 0 ? ` or once they free ${fmt(minTokens)} tokens` : ""}, so the cached prompt is not re-written for little`);
+  }
   if (totals.some(([, r]) => regretTotal(r) > 0))
     lines.push(limit > 0 ? `  regret: a pruned part restored, or its call re-run while hidden; a rule backs off in a session after ${limit} (regretLimit)` : "  regret: a pruned part restored, or its call re-run while hidden (back-off off: regretLimit 0)");
   const allTime = pruner.allTime(sessionID);

@@ -52,6 +52,15 @@ describe("/acp commands", () => {
     expect(runCommand(q, SID, "stats", []).split("\n")[0]).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
   });
 
+  it("stats says what waits for the commit policy, so a session with nothing pruned yet is not a mystery", () => {
+    const p = createPruner({ config: { tool: false } }); // balanced: a batch of the sent prefix waits for 50K tokens
+    const h = [user("go"), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 40), id: "prt_ls1" }]), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 41), id: "prt_ls2" }]), assistant([], "done")];
+    for (let i = 2; i <= h.length; i++) p.transform(structuredClone(h.slice(0, i)));
+    const text = runCommand(p, SID, "stats", []);
+    expect(text.split("\n")[0]).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
+    expect(text).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): they go when the provider's cache breaks anyway \(it expired, or earlier reasoning is dropped\) or once they free 50(\.0)?K tokens/);
+  });
+
   it("stats shows who regretted a rule's prunes, and the rule's back-off once it reaches regretLimit", () => {
     const p = createPruner({ config: { commit: { minTokens: 0, regretLimit: 1 }, tool: false } });
     const h = session();
