@@ -9,10 +9,12 @@ import type { Io } from "./io.js";
 import { checkedPruner } from "./simulate.js";
 
 export function explainCall(path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }): string {
-  const [session] = loadSessions(path);
+  const sessions = loadSessions(path);
+  if (sessions.length !== 1) throw new Error(`${path} holds ${sessions.length} sessions; explain takes one (a session file)`);
+  const [session] = sessions;
   const calls = session.messages.map((m, i) => (m.info.role === "assistant" ? i : -1)).filter((i) => i >= 0);
   const n = opts.call ?? calls.length;
-  if (!Number.isInteger(n) || n < 1 || n > calls.length) throw new Error(`--call must be between 1 and ${calls.length}`);
+  if (!Number.isInteger(n) || n < 1 || n > calls.length) throw new Error(`--call must be a whole number between 1 and ${calls.length}`);
   // The preset and rule files are checked as simulate checks them: an error stops here (exit 2).
   const pruner = checkedPruner(opts.preset, { host: OPENCODE, preset: opts.preset, rules: opts.rules, config: { tool: false } });
   for (const i of calls.slice(0, n)) pruner.transform(structuredClone(session.messages.slice(0, i)));
@@ -47,7 +49,7 @@ export function registerExplain(program: Command, io: Io, setCode: (c: number) =
     .command("explain <session>")
     .description("for one call of a replay: which parts are pruned, by which rule and condition, and the tokens saved")
     .option("--preset <name>", "preset (compact | balanced | verbose | file)", "balanced")
-    .option("--call <n>", "call number (1 = first model call; default: the last)", (v) => Number.parseInt(v, 10))
+    .option("--call <n>", "call number (1 = first model call; default: the last)", (v) => Number(v))
     .option("--part <id>", "only this part")
     .option("--rules <paths...>", "extra rule files or folders")
     .action((path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }) => {

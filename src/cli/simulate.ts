@@ -2,15 +2,15 @@
 // uses, and report billed tokens, cache-aware cost (with and without recovery), prefix breaks,
 // quote-loss and speed beside the no-pruning replay (definitions: docs/simulate.md).
 import { OPENCODE } from "../host/profile.js";
-import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { writeFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { AcpPruner } from "../engine/pruner.js";
 import { createPruner, type PrunerOptions } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
-import { INLINE_CONFIG } from "../rules/presets.js";
+import { INLINE_CONFIG, PRESET_NAMES } from "../rules/presets.js";
 import {
   ANTHROPIC_CACHE,
   loadSessions,
@@ -172,6 +172,20 @@ function regretLine(regret: NonNullable<StrategyResult["regret"]>): string {
   return `regret (calls re-run while their output was hidden): ${events}; backed off (regretLimit ${regret.limit}): ${off}`;
 }
 
+/** Why `file` cannot be written as an output file (a folder, no such parent folder), or undefined. */
+function unwritable(file: string): string | undefined {
+  try {
+    if (statSync(file).isDirectory()) return "is a folder";
+  } catch {
+    // does not exist yet: its folder must
+  }
+  try {
+    return statSync(dirname(resolve(file))).isDirectory() ? undefined : "its folder is not a folder";
+  } catch {
+    return `its folder ${dirname(resolve(file))} does not exist`;
+  }
+}
+
 export function registerSimulate(program: Command, io: Io, setCode: (c: number) => void): void {
   program
     .command("simulate <path>")
@@ -200,7 +214,19 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
         return setCode(2);
       }
       for (const s of skipped) io.err(`skipped: ${s}\n`);
-      const compare = opts.compare ? opts.compare.split(",").map((s) => s.trim()).filter(Boolean) : ["none", opts.preset];
+      const compare = opts.compare !== undefined ? opts.compare.split(",").map((s) => s.trim()).filter(Boolean) : ["none", opts.preset];
+      if (compare.length === 0) {
+        io.err(`error: --compare names no strategy (known: none, ${BASELINES.join(", ")}, ${PRESET_NAMES.join(", ")}, or preset files)\n`);
+        return setCode(2);
+      }
+      // an output file that cannot be written is said before the replay, not after it
+      for (const [flag, file] of [["--json", opts.json], ["--html", opts.html]] as const) {
+        const problem = file === undefined ? undefined : unwritable(file);
+        if (problem) {
+          io.err(`error: ${flag} ${file}: ${problem}\n`);
+          return setCode(2);
+        }
+      }
       if (!compare.includes("none")) compare.unshift("none");
       const bar = sessions.length > 1 && process.stderr.isTTY ? await progressBar() : undefined;
       let results: StrategyResult[];

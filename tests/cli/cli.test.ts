@@ -220,10 +220,10 @@ describe("acp explain", () => {
   it("a --call out of range or not a number: exit 2, no stack trace", async () => {
     const out = await run("explain", "examples/session.json", "--call", "9999");
     expect(out.code).toBe(2);
-    expect(out.err).toMatch(/^error: --call must be between 1 and \d+\n$/);
+    expect(out.err).toMatch(/^error: --call must be a whole number between 1 and \d+\n$/);
     const nan = await run("explain", "examples/session.json", "--call", "abc");
     expect(nan.code).toBe(2);
-    expect(nan.err).toMatch(/^error: --call must be between 1 and \d+\n$/);
+    expect(nan.err).toMatch(/^error: --call must be a whole number between 1 and \d+\n$/);
     noStack(out.err + nan.err);
   });
 
@@ -252,12 +252,27 @@ describe("acp explain", () => {
     expect((await run("explain", "examples/session.json", "--rules", bad)).err).toMatch(new RegExp(`^error: strategy "balanced": ${bad}:3:\\d+ `));
   });
 
+  it("--call 1.5 is no call number; a folder of several sessions is not one session (exit 2)", async () => {
+    expect(await run("explain", "examples/session.json", "--call", "1.5")).toMatchObject({ code: 2, err: expect.stringMatching(/^error: --call must be a whole number between 1 and \d+\n$/) });
+    const dir = join(tmp, "two-sessions");
+    mkdirSync(dir);
+    for (const n of ["a", "b"]) writeFileSync(join(dir, `${n}.json`), readFileSync("examples/session.json"));
+    expect(await run("explain", dir)).toEqual({ code: 2, out: "", err: `error: ${dir} holds 2 sessions; explain takes one (a session file)\n` });
+  });
+
   it("a missing argument is a usage error", async () => {
     expect(await run("explain")).toEqual({ code: 2, out: "", err: "error: missing required argument 'session'\n" });
   });
 });
 
 describe("acp simulate", () => {
+  it("an empty --compare, or an output file that cannot be written, is said before the replay (exit 2)", async () => {
+    expect(await run("simulate", "examples/session.json", "--compare", ",")).toEqual({ code: 2, out: "", err: "error: --compare names no strategy (known: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, or preset files)\n" });
+    expect(await run("simulate", "examples/session.json", "--html", tmp)).toEqual({ code: 2, out: "", err: `error: --html ${tmp}: is a folder\n` });
+    const missing = join(tmp, "no-such-folder", "out.json");
+    expect(await run("simulate", "examples/session.json", "--json", missing)).toEqual({ code: 2, out: "", err: `error: --json ${missing}: its folder ${join(tmp, "no-such-folder")} does not exist\n` });
+  });
+
   it("a missing file: one line naming it, exit 2", async () => {
     const r = await run("simulate", "no-such-corpus.json");
     expect(r).toEqual({ code: 2, out: "", err: "error: no-such-corpus.json: file not found\n" });
