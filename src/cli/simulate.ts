@@ -203,29 +203,32 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .option("--json <file>", "write every figure as JSON")
     .option("--html <file>", "write a self-contained HTML report")
     .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string; cacheTtl?: number }) => {
-      let sessions: Session[];
-      // A folder's unreadable files are reported and left out; the rest are replayed.
-      const skipped: string[] = [];
-      try {
-        sessions = loadSessions(path, skipped);
-      } catch (e) {
-        for (const s of skipped) io.err(`skipped: ${s}\n`);
-        io.err(`error: ${(e as Error).message}\n`);
-        return setCode(2);
-      }
-      for (const s of skipped) io.err(`skipped: ${s}\n`);
       const compare = opts.compare !== undefined ? opts.compare.split(",").map((s) => s.trim()).filter(Boolean) : ["none", opts.preset];
       if (compare.length === 0) {
         io.err(`error: --compare names no strategy (known: none, ${BASELINES.join(", ")}, ${PRESET_NAMES.join(", ")}, or preset files)\n`);
         return setCode(2);
       }
-      // an output file that cannot be written is said before the replay, not after it
+      // an output file that cannot be written is said before anything is read or replayed
       for (const [flag, file] of [["--json", opts.json], ["--html", opts.html]] as const) {
         const problem = file === undefined ? undefined : unwritable(file);
         if (problem) {
           io.err(`error: ${flag} ${file}: ${problem}\n`);
           return setCode(2);
         }
+      }
+      let sessions: Session[] | undefined;
+      let failure: unknown;
+      // A folder's unreadable files are reported and left out; the rest are replayed.
+      const skipped: string[] = [];
+      try {
+        sessions = loadSessions(path, skipped);
+      } catch (e) {
+        failure = e;
+      }
+      for (const s of skipped) io.err(`skipped: ${s}\n`);
+      if (sessions === undefined) {
+        io.err(`error: ${(failure as Error).message}\n`);
+        return setCode(2);
       }
       if (!compare.includes("none")) compare.unshift("none");
       const bar = sessions.length > 1 && process.stderr.isTTY ? await progressBar() : undefined;

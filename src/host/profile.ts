@@ -3,11 +3,13 @@
 import type { HostProfile } from "../graph/host.js";
 import { metadataHasKey } from "../graph/metadata.js";
 
-// Reasoning a provider keeps for the current turn only, known by the metadata OpenCode stores with
-// it: Anthropic's and Bedrock's `signature` / `redactedData`, Google's `thoughtSignature`, OpenAI's
-// Responses `itemId` / `reasoningEncryptedContent`. OpenAI-compatible reasoning (`reasoning_content`)
-// carries none, and those providers cache it with the rest of the prefix.
-const TURN_SCOPED_REASONING = /signature|encrypted|redacted|itemId/i;
+// Metadata by which a provider verifies a reasoning block: Anthropic's and Bedrock's `signature` /
+// `redactedData`, Google's `thoughtSignature`, OpenAI's `reasoningEncryptedContent`.
+const SIGNATURE = /signature|encrypted|redacted/i;
+// Reasoning a provider keeps for the current turn only: signed, or an OpenAI Responses item
+// (`itemId`). OpenAI-compatible reasoning (`reasoning_content`) carries none of these, and those
+// providers cache it with the rest of the prefix.
+const TURN_SCOPED_REASONING = new RegExp(`${SIGNATURE.source}|itemId`, "i");
 
 export const OPENCODE: HostProfile = {
   clearedOutput: "[Old tool result content cleared]",
@@ -16,8 +18,7 @@ export const OPENCODE: HostProfile = {
   subtaskPrompt: "The following tool was executed by the user",
   attachedFile: (mime, filename) => `[Attached ${mime}: ${filename}]`,
   abortedError: "MessageAbortedError",
-  // Anthropic and Bedrock `signature` / `redactedData`, Google `thoughtSignature`, OpenAI `reasoningEncryptedContent`
-  signatureKey: /signature|encrypted|redacted/i,
+  signatureKey: SIGNATURE,
   dropsAtNextTurn: (part) => part.type === "reasoning" && metadataHasKey(part.metadata, TURN_SCOPED_REASONING),
   pruneTool: "context_prune",
   partIdPrefix: "prt_",

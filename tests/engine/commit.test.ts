@@ -25,6 +25,8 @@ const withReasoning = (m: Message, text: string): Message => {
   const r: Part = { id: `${m.info.id}_r`, sessionID: SID, messageID: m.info.id, type: "reasoning", text, metadata: { anthropic: { signature: "sig" } } };
   return { ...m, parts: [m.parts[0], r, ...m.parts.slice(1)] };
 };
+/** The same messages with reasoning as OpenAI-compatible providers send it: no signature. */
+const unsigned = (h: Message[]): Message[] => h.map((m) => ({ ...m, parts: m.parts.map((p) => (p.type === "reasoning" ? { ...p, metadata: undefined } : p)) }));
 const noBatches = { idsFromTokens: 0, tool: false, commit: { minTokens: 1_000_000, breakEven: 0, pressureTokens: 0 } };
 
 describe("commit at a prefix break", () => {
@@ -46,15 +48,13 @@ describe("commit at a prefix break", () => {
   });
 
   it("reasoning the provider sends back (no signature: OpenAI-compatible reasoning_content) is no free break: it waits", () => {
-    const h = session(true).map((m) => ({ ...m, parts: m.parts.map((p) => (p.type === "reasoning" ? { ...p, metadata: undefined } : p)) }));
-    const out = calls(createPruner({ preset: "verbose", config: noBatches }), h);
+    const out = calls(createPruner({ preset: "verbose", config: noBatches }), unsigned(session(true)));
     expect(superseded(out[3], "prt_ls1")).toBe(false);
     expect(superseded(out[4], "prt_ls1")).toBe(false);
   });
 
   it("acp.jsonc earlierReasoning overrides what the metadata says, both ways", () => {
-    const unsigned = session(true).map((m) => ({ ...m, parts: m.parts.map((p) => (p.type === "reasoning" ? { ...p, metadata: undefined } : p)) }));
-    expect(superseded(calls(createPruner({ preset: "verbose", config: { ...noBatches, earlierReasoning: "dropped" } }), unsigned)[3], "prt_ls1")).toBe(true);
+    expect(superseded(calls(createPruner({ preset: "verbose", config: { ...noBatches, earlierReasoning: "dropped" } }), unsigned(session(true)))[3], "prt_ls1")).toBe(true);
     expect(superseded(calls(createPruner({ preset: "verbose", config: { ...noBatches, earlierReasoning: "sent" } }), session(true))[3], "prt_ls1")).toBe(false);
   });
 
