@@ -450,6 +450,8 @@ function buildPart(src: Source, node: YamlNode, pc: PartContext): Part {
     part.filename = v("filename") as string | undefined;
     part.url = str("url") ?? "";
   } else if (map.has("text")) part.text = str("text");
+  const metadata = v("metadata");
+  if (metadata !== undefined) part.metadata = metadata as Record<string, unknown>;
   if (v("synthetic") === true) part.synthetic = true;
   if (v("ignored") === true) part.ignored = true;
   return part;

@@ -18,6 +18,10 @@ export interface FactContext {
   userNamedTurns(node: PartNode): number;
   /** User turns the part's subject was in use in so far (engine/use.ts). */
   useTurns(node: PartNode): number;
+  /** User turns in which a call changed the part's subject so far (engine/use.ts). */
+  changeTurns(node: PartNode): number;
+  /** The host leaves the part out of the prompt once a later user message exists (HostProfile.dropsAtNextTurn). */
+  hostDrops?(node: PartNode): boolean;
   /** Tokens of the whole prompt before pruning (the `promptTokens` fact); 0 when not given. */
   promptTokens?(): number;
 }
@@ -58,6 +62,8 @@ const GETTERS: Record<FactName, FactGetter> = {
   idleCalls: (n, c) => c.idleCalls(n),
   userNamedTurns: (n, c) => c.userNamedTurns(n),
   useTurns: (n, c) => c.useTurns(n),
+  changeTurns: (n, c) => c.changeTurns(n),
+  hostDrops: (n, c) => c.hostDrops?.(n) ?? false,
   promptTokens: (_n, c) => c.promptTokens?.() ?? 0,
   toolTokensNewer: (n) => n.toolTokensNewer,
   protectedTools: (_n, c) => c.config.protectedTools,

@@ -198,6 +198,8 @@ export class SessionRuntime {
       idleCalls: (n) => this.use?.idleCalls(n) ?? n.ageCalls,
       userNamedTurns: (n) => this.use?.userNamedTurns(n) ?? Infinity,
       useTurns: (n) => this.use?.useTurns(n) ?? 1,
+      changeTurns: (n) => this.use?.changeTurns(n) ?? 0,
+      hostDrops: (n) => this.host.dropsAtNextTurn(n.part),
       promptTokens: () => this.promptTokens(),
     }));
   }
@@ -490,7 +492,7 @@ export class SessionRuntime {
 }
 
 /** Facts that read when parts were last in use (engine/use.ts): tracked only when a rule reads one. */
-const USE_FACTS = new Set(["idleTurns", "idleCalls", "userNamedTurns", "useTurns"]);
+const USE_FACTS = new Set(["idleTurns", "idleCalls", "userNamedTurns", "useTurns", "changeTurns"]);
 
 /** A condition reads a use fact: as a leaf's fact or as a fact its value refers to. */
 function readsUse(cond: ConditionNode | undefined): boolean {

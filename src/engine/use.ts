@@ -76,6 +76,8 @@ export class UseTracker {
   private readonly userNamed = new Map<string, number>();
   /** subject (file name, else field + value) → the user turns it was in use in: the last one and how many. */
   private readonly turnsInUse = new Map<string, { turn: number; count: number }>();
+  /** The same, counting only the turns in which a call changed the subject (changeTurns). */
+  private readonly turnsChanged = new Map<string, { turn: number; count: number }>();
   /** node index → the last assistant message that quoted a line of its output. */
   private readonly quoted = new Map<number, Use>();
   /** output line → the newest node whose output holds it. */
@@ -95,8 +97,12 @@ export class UseTracker {
           if (!isSubject(v)) continue;
           const key = k + "\0" + v;
           this.touched.set(key, use);
-          if (changes) this.changed.set(key, use);
-          this.inUse(subjectKey(key, fileName(v)), n.turn);
+          const subject = subjectKey(key, fileName(v));
+          if (changes) {
+            this.changed.set(key, use);
+            countTurn(this.turnsChanged, subject, n.turn);
+          }
+          countTurn(this.turnsInUse, subject, n.turn);
         }
         if (assistant) this.quotes(input, use);
       }
@@ -118,7 +124,7 @@ export class UseTracker {
         const name = fileName(word);
         if (name) {
           this.named.set(name, use);
-          this.inUse(fileKey(name), n.turn);
+          countTurn(this.turnsInUse, fileKey(name), n.turn);
         }
         // a file the user names (not a folder: "src/" names many files), by its name or, written
         // without an extension, by its stem
@@ -158,24 +164,14 @@ export class UseTracker {
     return Math.max(0, callsThrough(n) + n.ageCalls - this.lastCalls);
   }
 
-  private inUse(key: string, turn: number): void {
-    const u = this.turnsInUse.get(key);
-    if (u === undefined) this.turnsInUse.set(key, { turn, count: 1 });
-    else if (u.turn !== turn) {
-      u.turn = turn;
-      u.count++;
-    }
-  }
-
   /** User turns its subject was in use in so far (its own included): the most of any subject. */
   useTurns(n: PartNode): number {
-    const keys = this.subjectsOf(n).inUse;
-    let most = 0;
-    for (let k = 0; k < keys.length; k++) {
-      const u = this.turnsInUse.get(keys[k]);
-      if (u !== undefined && u.count > most) most = u.count;
-    }
-    return most;
+    return mostTurns(this.turnsInUse, this.subjectsOf(n).inUse);
+  }
+
+  /** User turns in which a call changed its subject so far (by idleCalls's measure): the most of any subject. */
+  changeTurns(n: PartNode): number {
+    return mostTurns(this.turnsChanged, this.subjectsOf(n).inUse);
   }
 
   /** User turns since a user message last named the part's file (Infinity: never). */
@@ -231,6 +227,26 @@ export class UseTracker {
     this.lastTurn = turn;
     this.lastCalls = calls;
   }
+}
+
+/** Counts `turn` for `key` once (turns arrive in order). */
+function countTurn(turns: Map<string, { turn: number; count: number }>, key: string, turn: number): void {
+  const u = turns.get(key);
+  if (u === undefined) turns.set(key, { turn, count: 1 });
+  else if (u.turn !== turn) {
+    u.turn = turn;
+    u.count++;
+  }
+}
+
+/** The most turns counted for any of `keys`. */
+function mostTurns(turns: Map<string, { turn: number; count: number }>, keys: string[]): number {
+  let most = 0;
+  for (let k = 0; k < keys.length; k++) {
+    const u = turns.get(keys[k]);
+    if (u !== undefined && u.count > most) most = u.count;
+  }
+  return most;
 }
 
 /** What lastUse looks a part's subjects up by: `field\0value` of its input's subjects, and the file names they name. */

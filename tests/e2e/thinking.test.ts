@@ -3,8 +3,8 @@
 // sends them back as `reasoning_content` on the assistant messages. Providers of such models reject
 // a current-turn tool-call message whose reasoning is missing or altered, so the plugin must
 // never touch the reasoning after the last user message, even with a user rule that drops every
-// reasoning part. Older turns' reasoning may go (the balanced preset's old-reasoning is off, so
-// only the user rule drops it: that proves the rule was active).
+// reasoning part. Older turns' reasoning may go (the balanced preset's old-reasoning, which drops
+// it too, is switched off here, so only the user rule drops it: that proves the rule was active).
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -53,7 +53,7 @@ describe("thinking model: the current turn's reasoning is never touched", () => 
     ws = await createWorkspace({
       files: { "a.txt": `${A}\n`, ".opencode/acp/rules/drop-reasoning.yaml": DROP_ALL_REASONING },
       plugins: [ACP_PLUGIN],
-      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 } }) },
+      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 }, rules: { "old-reasoning": "off" } }) },
     });
   });
   afterAll(async () => ws?.dispose());

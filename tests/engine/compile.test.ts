@@ -23,6 +23,7 @@ function ctx(over: Partial<FactContext> = {}): FactContext {
     idleCalls: () => 0,
     userNamedTurns: () => Infinity,
     useTurns: () => 1,
+    changeTurns: () => 0,
     decidedRule: () => undefined,
     ...over,
   };

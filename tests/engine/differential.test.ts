@@ -253,6 +253,7 @@ function probeContext(): FactContext {
     idleCalls: (n) => n.ageCalls,
     userNamedTurns: (n) => (n.index % 4 === 0 ? 1 : Infinity),
     useTurns: (n) => 1 + (n.index % 5),
+    changeTurns: (n) => n.index % 3,
     decidedRule: (n) => (n.index % 7 === 0 ? "large-output-head-tail" : undefined),
   };
 }

@@ -15,7 +15,7 @@ const tool = (name: string, input: Record<string, unknown>, output = "") => ({ t
 const LONG = (s: string) => `${s} ${"and a line long enough to count as a quote".repeat(1)}`;
 
 /** A measure of the first part of message `at`, read from a use tracker that saw the whole history. */
-function measured(measure: "idleTurns" | "idleCalls" | "userNamedTurns" | "useTurns", history: Message[], at: number): number {
+function measured(measure: "idleTurns" | "idleCalls" | "userNamedTurns" | "useTurns" | "changeTurns", history: Message[], at: number): number {
   const g = buildGraph(history, undefined, { host: OPENCODE });
   const use = new UseTracker();
   for (const n of g.nodes) use.see(n);
@@ -147,6 +147,33 @@ describe("useTurns", () => {
     const h = [user("test"), run("npm test"), user("again"), run("npm test"), user("lint"), run("npm run lint")];
     expect(turns(h, 1)).toBe(2);
     expect(turns(h, 5)).toBe(1);
+  });
+});
+
+describe("changeTurns", () => {
+  const turns = (history: Message[], at: number) => measured("changeTurns", history, at);
+  const user = (text: string) => msg("user", [{ type: "text", text }]);
+  const say = (text: string) => msg("assistant", [{ type: "text", text }]);
+  const view = "x".repeat(600);
+  const read = (filePath: string) => msg("assistant", [tool("read", { filePath }, view)]);
+  const edit = (filePath: string, oldString: string, output = "Edit applied successfully.") => msg("assistant", [tool("edit", { filePath, oldString, newString: "b" }, output)]);
+
+  it("is 0 for a file that was only read, named and read again", () => {
+    expect(turns([user("look"), read("/repo/src/app.ts"), user("why?"), say("see src/app.ts"), user("again"), read("/repo/src/app.ts")], 1)).toBe(0);
+  });
+
+  it("counts the user turns in which a call changed the file, each turn once, by the file's name", () => {
+    const h = [user("look"), read("/repo/src/app.ts"), edit("/repo/src/app.ts", "a"), edit("/repo/src/app.ts", "c"), user("more"), say("ok"), user("again"), edit("/repo/lib/app.ts", "d")];
+    expect(turns(h, 1)).toBe(2);
+    // a file of another name changed: not this one
+    expect(turns([user("look"), read("/repo/src/app.ts"), edit("/repo/src/util.ts", "a")], 1)).toBe(0);
+  });
+
+  it("counts a call whose input carries content, even when it returns a view of its own", () => {
+    const multiLine = "line one\nline two";
+    expect(turns([user("look"), read("/repo/src/app.ts"), edit("/repo/src/app.ts", multiLine, view)], 1)).toBe(1);
+    // a call with a short one-line input returning a view is a view, not a change
+    expect(turns([user("look"), read("/repo/src/app.ts"), edit("/repo/src/app.ts", "a", view)], 1)).toBe(0);
   });
 });
 

@@ -480,7 +480,7 @@ describe("a fault in the middle of the graph walk (fail-open.test.ts nightly, se
 
 
 describe("a later message reusing the id of the last one sent (commit-invariants.test.ts, seed 1978246334: dupMsgs + swaps)", () => {
-  // The previous call sent [user, assistant with reasoning]; this call adds an assistant message
+  // The previous call sent [user, assistant with signed reasoning]; this call adds an assistant message
   // with an errored read (compact trims its output) and a new user message, which drops the
   // reasoning from the prompt: the sent prefix changes, and nothing may wait behind it. The new
   // user message repeats the assistant's message id (OpenCode's ids are unique; the generator's
@@ -492,7 +492,7 @@ describe("a later message reusing the id of the last one sent (commit-invariants
   const P = (id: string, m: string, type: string, extra = {}) => ({ id, sessionID: sid, messageID: m, type, ...extra });
   const history = (newUserId: string): Message[] => [
     { info: { id: "m1", sessionID: sid, role: "user", time: { created: at(0) } }, parts: [P("p1", "m1", "text", { text: "go" })] },
-    { info: { id: "m2", sessionID: sid, role: "assistant", time: { created: at(1) } }, parts: [P("p2", "m2", "reasoning", { text: "thinking" })] },
+    { info: { id: "m2", sessionID: sid, role: "assistant", time: { created: at(1) } }, parts: [P("p2", "m2", "reasoning", { text: "thinking", metadata: { anthropic: { signature: "sig" } } })] },
     {
       info: { id: "m3", sessionID: sid, role: "assistant", time: { created: at(2) } },
       parts: [P("p3", "m3", "tool", { tool: "read", callID: "c3", state: { status: "error", input: { filePath: "src/a.ts" }, error: "x".repeat(360), time: { start: 1, end: 2 } } })],
