@@ -254,17 +254,29 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // manual: the model's own requests, committed like rule decisions but never deferred
   for (const [partId, entry] of Object.entries(state.manual ?? {})) {
     const n = graph.byId.get(partId);
-    if (!n || rt.decidedNow.has(n.index)) continue;
+    if (!n) continue;
     const current = slotsOf[n.index]?.output;
     // a rule's decision stands; the model's own earlier one gives way to a newer, different request
     if (current && current.rule !== MANUAL.id) continue;
     const patch = manualPatch(n, entry);
     if (current && patch && JSON.stringify(patch) === JSON.stringify(current.patch)) continue;
     const c = patch && evaluatePatch(n, patch);
-    if (c) want(n, MANUAL, c);
+    if (c && (!rt.decidedNow.has(n.index) || giveWay(n))) want(n, MANUAL, c);
   }
 
   return commit(wanted);
+
+  /**
+   * A rule's want on this call for `n`'s output gives way to a prune request for it: the rule's
+   * prune may wait for its batch, the request never does. False when the want stands parked
+   * (blocked by an older view in full, it changes nothing) or `n` has no want of its own.
+   */
+  function giveWay(n: PartNode): boolean {
+    const k = wanted.findIndex((w) => w.node === n && w.slot === "output");
+    if (k < 0) return false;
+    wanted.splice(k, 1);
+    return true;
+  }
 
   function waiting(): number {
     let n = 0;

@@ -317,6 +317,46 @@ describe("a prune request on a newer view whose older view waits for a batch", (
   });
 });
 
+describe("a prune request on a part whose own rule prune waits for a batch", () => {
+  // ls1's supersede by ls2 is on the sent prefix and waits for its batch; the model discards ls1
+  // itself. The request is never deferred: it takes the place of the waiting supersede (before the
+  // fix the rule's want on this call hid the request, and ls1 stayed in full while the reply said
+  // "discarded"). Likewise an earlier turn's reasoning that old-reasoning waits to drop.
+  const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
+  const config = { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 25, pressureTokens: 0 } };
+
+  it("goes on the next call in the request's own form", () => {
+    const h = [user("go"), ls("prt_ls1", 40), ls("prt_ls2", 41), assistant([], "done"), assistant([], "still")];
+    const p = createPruner({ preset: "balanced", config });
+    let before: Message[] = [];
+    for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
+    expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
+    const ls1 = String(toolPart(before, "prt_ls1")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+    expect(ls1).toBeDefined();
+    expect(p.manual(SID, { action: "discard", targets: [ls1!] }, h).text).toMatch(/discarded/);
+    const after = structuredClone(h);
+    p.transform(after);
+    expect(String(toolPart(after, "prt_ls1")?.state?.output)).not.toContain(bigText("prt_ls1", 40));
+    expect(p.explain(SID).find((x) => x.partId === "prt_ls1")?.rule).toBe("manual");
+  });
+
+  it("an earlier turn's reasoning the provider gets back, which old-reasoning waits to drop", () => {
+    const think = "unsigned reasoning the provider gets back and bills on every request. ".repeat(20);
+    const answer = "The plan, at length: ".concat("look at the tokenizer, then the parser. ".repeat(10));
+    const h = unsigned([user("go"), withReasoning(assistant([], answer), think), user("next"), assistant([], "ok"), assistant([], "still")]);
+    const p = createPruner({ preset: "balanced", config });
+    let before: Message[] = [];
+    for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
+    expect(JSON.stringify(before)).toContain("unsigned reasoning the provider gets back"); // old-reasoning's drop waits for its batch
+    const rid = JSON.stringify(before[1].parts).match(/\[acp:(r\w+)\]/)?.[1];
+    expect(rid).toBeDefined();
+    expect(p.manual(SID, { action: "discard", targets: [rid!] }, h).text).toMatch(/discarded/);
+    const after = structuredClone(h);
+    p.transform(after);
+    expect(JSON.stringify(after)).not.toContain("unsigned reasoning the provider gets back");
+  });
+});
+
 describe("an older view taken in beside a newer one that goes at a free break", () => {
   // turn 1: ls (O) and a large read; turn 2: ls (N), ls again (N2). At turn 3 the provider drops
   // turn 2's reasoning: N's supersede is behind that break (free), O's is pending before it, with
