@@ -183,6 +183,12 @@ describe("lint: semantic checks of rule files", () => {
     ]);
   });
 
+  it("a rule pruning reasoning the host drops itself (no hostDrops: false)", () => {
+    expect(rows([broken("host-drops.yaml")])).toEqual([
+      `9:53 warning host-drops: reasoning the host drops itself once its turn is over (signed: Anthropic's thinking, OpenAI's and Google's reasoning) changes nothing the provider receives when "drop" prunes it, but counts as a change to the cached prefix and holds later batches back (add { fact: hostDrops, operator: equal, value: false })`,
+    ]);
+  });
+
   it("the built-in rules and presets are clean", () => {
     expect(rows([BUILTIN_RULES_DIR, packagePath("presets", "compact.yaml"), packagePath("presets", "balanced.yaml"), packagePath("presets", "verbose.yaml")])).toEqual([]);
   });
