@@ -10,7 +10,7 @@ import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import { decisionsOf, noteDecision, type Decision } from "./state.js";
-import { manualPatch } from "./manual.js";
+import { manualPatch, signedReasoning } from "./manual.js";
 import { noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
 import { DecidedNow, parking, type Decider, type ParkedSummary, type RepayBound, type SupersedeMark, type Wanted } from "./parked.js";
@@ -57,7 +57,10 @@ function candidateFor(rt: SessionRuntime, rule: CompiledRule, node: PartNode, by
 /** The rule's change to the part, if worth making (null: none, or it would save too little); not cached. */
 export function patchVerdict(rule: CompiledRule, node: PartNode, by?: PartNode): Candidate | null {
   const patch = rule.action.apply(node, rule.options as Record<string, any>, { by });
-  return patch ? evaluatePatch(node, patch, rule.options) : null;
+  if (!patch) return null;
+  // the provider verifies a signed block's text: it goes out unchanged or not at all
+  if (patch.text !== undefined && signedReasoning(node)) return evaluatePatch(node, { drop: true }, rule.options);
+  return evaluatePatch(node, patch, rule.options);
 }
 
 /** Checks that a patch is worth applying and counts the tokens it saves. */

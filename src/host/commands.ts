@@ -70,7 +70,7 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
   const last = pruner.lastCall(sessionID);
   if (last && last.pending > 0) {
     const minTokens = pruner.resolved.commit.minTokens;
-    lines.push(`  waiting: ${prunes(last.pending)} of parts already sent (${fmt(last.pendingTokens)} tokens): they go when the provider's cache breaks anyway (it expired, or earlier reasoning is dropped)${minTokens > 0 ? ` or once they free ${fmt(minTokens)} tokens` : ""}, so the cached prompt is not re-written for little`);
+    lines.push(`  waiting: ${prunes(last.pending)} of parts already sent (${fmt(last.pendingTokens)} tokens): they go when the provider's cache breaks anyway (it expired, or a new message of yours makes the provider drop signed reasoning)${minTokens > 0 ? `, once they free ${fmt(minTokens)} tokens` : ""}${pruner.resolved.commit.breakEven > 0 ? ", or once enough requests follow to repay re-writing the cached prompt" : ""}, so it is not re-written for little`);
   }
   if (totals.some(([, r]) => regretTotal(r) > 0))
     lines.push(limit > 0 ? `  regret: a pruned part restored, or its call re-run while hidden; a rule backs off in a session after ${limit} (regretLimit)` : "  regret: a pruned part restored, or its call re-run while hidden (back-off off: regretLimit 0)");

@@ -1,8 +1,10 @@
 // Reasoning of earlier turns that the provider gets back (the OpenAI-compatible API's
 // reasoning_content: DeepSeek, Kimi, GLM; the fake model speaks it) is the largest thing such a
-// session pays for, and the default preset's old-reasoning rule drops it. Like any change to the
-// sent prefix it waits for a free break: here the cache has expired (a 6 ms cache lifetime), so
-// the first request of the next turn goes without it, while that turn's own reasoning is intact.
+// session pays for, and the default preset's old-reasoning rule cuts it to a one-line placeholder
+// (not nothing: Kimi rejects an assistant tool-call message without reasoning_content when thinking
+// is on). Like any change to the sent prefix it waits for a free break: here the cache has expired
+// (a 6 ms cache lifetime), so the first request of the next turn goes with the placeholder, while
+// that turn's own reasoning is intact.
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatMessage } from "./fake-model.js";
@@ -23,7 +25,7 @@ describe("opencode-acp in the real host: earlier reasoning the provider gets bac
   });
   afterAll(async () => ws?.dispose());
 
-  it("drops the earlier turn's reasoning once the cache has expired, and keeps the current turn's", async () => {
+  it("cuts the earlier turn's reasoning to a placeholder once the cache has expired, and keeps the current turn's", async () => {
     const file = path.join(ws.projectDir, "src", "a.ts");
     ws.model.enqueue({ reasoning: think("R1"), toolCalls: [call("call_read", "read", { filePath: file })] }, { reasoning: think("R2"), text: "It exports a." });
     const first = await ws.run("What does src/a.ts export?", { timeoutMs: 120_000 });
@@ -38,8 +40,9 @@ describe("opencode-acp in the real host: earlier reasoning the provider gets bac
     const all = JSON.stringify(second.requests.map((r) => r.body.messages));
     expect(all).not.toContain("R1: thinking");
     expect(all).not.toContain("R2: thinking");
-    // the earlier turn's messages are all still there, only without their reasoning
+    // the earlier turn's messages are all still there, each with the placeholder for its reasoning
     expect(start.body.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
+    expect(reasoningOf(start.body.messages)).toEqual(["[reasoning of an earlier turn pruned]", "[reasoning of an earlier turn pruned]"]);
     expect(reasoningOf(next.body.messages).at(-1)).toBe(think("R3"));
     expect(JSON.stringify(start.body.messages)).toContain("export const a = 1;");
   }, 300_000);

@@ -321,7 +321,7 @@ describe("a prune request on a part whose own rule prune waits for a batch", () 
   // ls1's supersede by ls2 is on the sent prefix and waits for its batch; the model discards ls1
   // itself. The request is never deferred: it takes the place of the waiting supersede (before the
   // fix the rule's want on this call hid the request, and ls1 stayed in full while the reply said
-  // "discarded"). Likewise an earlier turn's reasoning that old-reasoning waits to drop.
+  // "discarded"). Likewise an earlier turn's reasoning that old-reasoning waits to prune.
   const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
   const config = { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 25, pressureTokens: 0 } };
 
@@ -340,20 +340,39 @@ describe("a prune request on a part whose own rule prune waits for a batch", () 
     expect(p.explain(SID).find((x) => x.partId === "prt_ls1")?.rule).toBe("manual");
   });
 
-  it("an earlier turn's reasoning the provider gets back, which old-reasoning waits to drop", () => {
+  it("an earlier turn's reasoning the provider gets back, which old-reasoning waits to prune", () => {
     const think = "unsigned reasoning the provider gets back and bills on every request. ".repeat(20);
     const answer = "The plan, at length: ".concat("look at the tokenizer, then the parser. ".repeat(10));
     const h = unsigned([user("go"), withReasoning(assistant([], answer), think), user("next"), assistant([], "ok"), assistant([], "still")]);
     const p = createPruner({ preset: "balanced", config });
     let before: Message[] = [];
     for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
-    expect(JSON.stringify(before)).toContain("unsigned reasoning the provider gets back"); // old-reasoning's drop waits for its batch
+    expect(JSON.stringify(before)).toContain("unsigned reasoning the provider gets back"); // old-reasoning's placeholder waits for its batch
     const rid = JSON.stringify(before[1].parts).match(/\[acp:(r\w+)\]/)?.[1];
     expect(rid).toBeDefined();
     expect(p.manual(SID, { action: "discard", targets: [rid!] }, h).text).toMatch(/discarded/);
     const after = structuredClone(h);
     p.transform(after);
     expect(JSON.stringify(after)).not.toContain("unsigned reasoning the provider gets back");
+  });
+});
+
+describe("a rule that rewrites signed reasoning", () => {
+  // With earlierReasoning: sent, signed reasoning of earlier turns goes back to the provider, which
+  // verifies its text: a rule's text patch there (old-reasoning's placeholder) becomes a drop.
+  // Unsigned reasoning gets the placeholder: providers such as Kimi reject a tool-call message without it.
+  const think = "reasoning long enough to be worth a placeholder, about the parser and the lexer. ".repeat(6);
+  const h = [user("go"), withReasoning(assistant([], "planned"), think), user("next"), assistant([], "ok")];
+  const run = (history: Message[]) => {
+    const p = createPruner({ preset: "balanced", config: { earlierReasoning: "sent", idsFromTokens: 0, tool: false, commit: { minTokens: 0, breakEven: 0, pressureTokens: 0 } } });
+    const out = structuredClone(history);
+    p.transform(out);
+    return out[1].parts.find((x) => x.type === "reasoning");
+  };
+
+  it("drops a signed block whole, and gives an unsigned one the placeholder", () => {
+    expect(run(h)).toBeUndefined();
+    expect(run(unsigned(h))?.text).toBe("[reasoning of an earlier turn pruned]");
   });
 });
 

@@ -58,7 +58,7 @@ describe("/acp commands", () => {
     for (let i = 2; i <= h.length; i++) p.transform(structuredClone(h.slice(0, i)));
     const text = runCommand(p, SID, "stats", []);
     expect(text.split("\n")[0]).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
-    expect(text).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): they go when the provider's cache breaks anyway \(it expired, or earlier reasoning is dropped\) or once they free 50(\.0)?K tokens/);
+    expect(text).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): they go when the provider's cache breaks anyway \(it expired, or a new message of yours makes the provider drop signed reasoning\), once they free 50(\.0)?K tokens, or once enough requests follow to repay re-writing the cached prompt, so it is not re-written for little/);
   });
 
   it("stats shows who regretted a rule's prunes, and the rule's back-off once it reaches regretLimit", () => {
