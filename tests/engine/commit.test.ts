@@ -293,49 +293,44 @@ describe("the first change to the sent prefix counts only what goes through", ()
   });
 });
 
-describe("a prune request on a newer view whose older view waits for a batch", () => {
-  // ls1's supersede by ls2 is on the sent prefix and does not repay its re-cache (breakEven 25):
-  // it waits. Then the model (or the user, /acp sweep) discards ls2. A request is never deferred,
-  // and ls1 may not stay in full beside a pruned ls2, so ls1's supersede goes with it.
+/**
+ * ls1's supersede by ls2 is on the sent prefix and does not repay its re-cache (breakEven 25): it
+ * waits. Then the model (or the user, /acp sweep) discards `target` by its id; returns the pruner and
+ * the next call's messages.
+ */
+function discardWhileSupersedeWaits(target: "prt_ls1" | "prt_ls2") {
   const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
   const h = [user("go"), ls("prt_ls1", 40), ls("prt_ls2", 41), assistant([], "done"), assistant([], "still")];
+  const p = createPruner({ preset: "balanced", config: WAITING });
+  let before: Message[] = [];
+  for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
+  expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
+  const id = String(toolPart(before, target)?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+  expect(id).toBeDefined();
+  expect(p.manual(SID, { action: "discard", targets: [id!] }, h).text).toMatch(/discarded/);
+  const after = structuredClone(h);
+  p.transform(after);
+  return { p, after };
+}
+/** Batches that wait: 1M tokens, or a re-cache repaid 25 times over. */
+const WAITING = { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 25, pressureTokens: 0 } };
 
+describe("a prune request on a newer view whose older view waits for a batch", () => {
+  // A request is never deferred, and ls1 may not stay in full beside a pruned ls2, so ls1's supersede goes with it.
   it("goes on the next call, and takes the older view's pending supersede with it", () => {
-    const p = createPruner({ preset: "balanced", config: { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 25, pressureTokens: 0 } } });
-    let before: Message[] = [];
-    for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
-    expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
-    const ls2 = String(toolPart(before, "prt_ls2")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
-    expect(ls2).toBeDefined();
-    expect(p.manual(SID, { action: "discard", targets: [ls2!] }, h).text).toMatch(/discarded/);
-    const after = structuredClone(h);
-    p.transform(after);
+    const { p, after } = discardWhileSupersedeWaits("prt_ls2");
     expect(String(toolPart(after, "prt_ls2")?.state?.output)).not.toContain(bigText("prt_ls2", 41));
     expect(superseded(after, "prt_ls1")).toBe(true);
-    const e = p.explain(SID);
-    expect(e.find((x) => x.partId === "prt_ls2")?.rule).toBe("manual");
+    expect(p.explain(SID).find((x) => x.partId === "prt_ls2")?.rule).toBe("manual");
   });
 });
 
 describe("a prune request on a part whose own rule prune waits for a batch", () => {
-  // ls1's supersede by ls2 is on the sent prefix and waits for its batch; the model discards ls1
-  // itself. The request is never deferred: it takes the place of the waiting supersede (before the
-  // fix the rule's want on this call hid the request, and ls1 stayed in full while the reply said
-  // "discarded"). Likewise an earlier turn's reasoning that old-reasoning waits to prune.
-  const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
-  const config = { idsFromTokens: 0, commit: { minTokens: 1_000_000, breakEven: 25, pressureTokens: 0 } };
-
+  // The model discards ls1 itself. The request is never deferred: it takes the place of the waiting
+  // supersede (before the fix the rule's want on this call hid the request, and ls1 stayed in full
+  // while the reply said "discarded"). Likewise an earlier turn's reasoning that old-reasoning waits to prune.
   it("goes on the next call in the request's own form", () => {
-    const h = [user("go"), ls("prt_ls1", 40), ls("prt_ls2", 41), assistant([], "done"), assistant([], "still")];
-    const p = createPruner({ preset: "balanced", config });
-    let before: Message[] = [];
-    for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
-    expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
-    const ls1 = String(toolPart(before, "prt_ls1")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
-    expect(ls1).toBeDefined();
-    expect(p.manual(SID, { action: "discard", targets: [ls1!] }, h).text).toMatch(/discarded/);
-    const after = structuredClone(h);
-    p.transform(after);
+    const { p, after } = discardWhileSupersedeWaits("prt_ls1");
     expect(String(toolPart(after, "prt_ls1")?.state?.output)).not.toContain(bigText("prt_ls1", 40));
     expect(p.explain(SID).find((x) => x.partId === "prt_ls1")?.rule).toBe("manual");
   });
@@ -344,7 +339,7 @@ describe("a prune request on a part whose own rule prune waits for a batch", () 
     const think = "unsigned reasoning the provider gets back and bills on every request. ".repeat(20);
     const answer = "The plan, at length: ".concat("look at the tokenizer, then the parser. ".repeat(10));
     const h = unsigned([user("go"), withReasoning(assistant([], answer), think), user("next"), assistant([], "ok"), assistant([], "still")]);
-    const p = createPruner({ preset: "balanced", config });
+    const p = createPruner({ preset: "balanced", config: WAITING });
     let before: Message[] = [];
     for (let i = 1; i <= h.length; i++) p.transform((before = structuredClone(h.slice(0, i))));
     expect(JSON.stringify(before)).toContain("unsigned reasoning the provider gets back"); // old-reasoning's placeholder waits for its batch
