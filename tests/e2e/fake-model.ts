@@ -219,6 +219,16 @@ function reply(res: http.ServerResponse, body: ChatRequestBody, turn: Turn, seq:
   res.end();
 }
 
+/** The assistant messages of a request, in order. */
+export function assistantMessages(req: RecordedRequest): ChatMessage[] {
+  return req.body.messages.filter((m) => m.role === "assistant");
+}
+
+/** The `reasoning_content` of each assistant message of a request, in order (undefined: no field). */
+export function reasoningContents(req: RecordedRequest): (string | undefined)[] {
+  return assistantMessages(req).map((m) => m.reasoning_content);
+}
+
 /** The `role: "tool"` message answering `callID` in a request, if any. */
 export function toolResult(req: RecordedRequest, callID: string): string | undefined {
   const msg = req.body.messages.find((m) => m.role === "tool" && m.tool_call_id === callID);

@@ -7,12 +7,11 @@
 // that turn's own reasoning is intact.
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatMessage } from "./fake-model.js";
+import { assistantMessages, reasoningContents } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, type Workspace } from "./harness.js";
 import { call, expectCleanRun } from "./expect-run.js";
 
 const think = (tag: string) => `${tag}: thinking about the next step. `.repeat(4).trim();
-const reasoningOf = (messages: ChatMessage[]) => messages.filter((m) => m.role === "assistant").map((m) => m.reasoning_content ?? "");
 
 describe("opencode-acp in the real host: earlier reasoning the provider gets back (balanced, OpenAI-compatible thinking model)", () => {
   let ws: Workspace;
@@ -31,7 +30,7 @@ describe("opencode-acp in the real host: earlier reasoning the provider gets bac
     const first = await ws.run("What does src/a.ts export?", { timeoutMs: 120_000 });
     expectCleanRun(ws, first);
     // within the turn the reasoning goes back as streamed (providers check it)
-    expect(reasoningOf(first.requests.at(-1)!.body.messages)).toEqual([think("R1")]);
+    expect(reasoningContents(first.requests.at(-1)!)).toEqual([think("R1")]);
 
     ws.model.enqueue({ reasoning: think("R3"), toolCalls: [call("call_echo", "bash", { command: "echo ok", description: "Echo" })] }, { reasoning: think("R4"), text: "Done." });
     const second = await ws.run("Now echo ok", { session: first.sessionID, timeoutMs: 120_000 });
@@ -41,9 +40,9 @@ describe("opencode-acp in the real host: earlier reasoning the provider gets bac
     expect(all).not.toContain("R1: thinking");
     expect(all).not.toContain("R2: thinking");
     // the earlier turn's messages are all still there, each with the placeholder for its reasoning
-    expect(start.body.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
-    expect(reasoningOf(start.body.messages)).toEqual(["[reasoning of an earlier turn pruned]", "[reasoning of an earlier turn pruned]"]);
-    expect(reasoningOf(next.body.messages).at(-1)).toBe(think("R3"));
+    expect(assistantMessages(start)).toHaveLength(2);
+    expect(reasoningContents(start)).toEqual(["[reasoning of an earlier turn pruned]", "[reasoning of an earlier turn pruned]"]);
+    expect(reasoningContents(next).at(-1)).toBe(think("R3"));
     expect(JSON.stringify(start.body.messages)).toContain("export const a = 1;");
   }, 300_000);
 });

@@ -7,7 +7,7 @@
 // /acp stats, explain and restore on a turn-1 reasoning id, and turn 4 sends the restored reasoning.
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contentText, pairingProblems, toolResult, type ChatMessage, type RecordedRequest } from "./fake-model.js";
+import { assistantMessages, contentText, pairingProblems, reasoningContents, toolResult, type ChatMessage, type RecordedRequest } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, type RunResult, type Workspace } from "./harness.js";
 import { call, expectCleanRun } from "./expect-run.js";
 
@@ -20,10 +20,8 @@ const module = (n: number) =>
 const think = (tag: string) => `${tag}-MARK: thinking carefully about the next step of this task, weighing options. `.repeat(10).trim();
 const summary = (tag: string) => `${tag}-TEXT: here is the summary of what I found. `.repeat(12).trim();
 
-const assistants = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === "assistant");
-const reasoningOf = (req: RecordedRequest) => assistants(req).map((m) => m.reasoning_content);
 /** The assistant message that made tool call `callID`. */
-const stepOf = (req: RecordedRequest, callID: string): ChatMessage | undefined => assistants(req).find((m) => (m.tool_calls ?? []).some((c) => c.id === callID));
+const stepOf = (req: RecordedRequest, callID: string): ChatMessage | undefined => assistantMessages(req).find((m) => (m.tool_calls ?? []).some((c) => c.id === callID));
 /** The reasoning id of the step that made `callID`: its tag rides on the call's result or the step's text. */
 function reasoningId(req: RecordedRequest, callID: string): string | undefined {
   return /\[acp:(r[0-9a-z]+)\]/.exec(toolResult(req, callID) ?? "")?.[1] ?? /\[acp:(r[0-9a-z]+)\]/.exec(contentText(stepOf(req, callID)?.content))?.[1];
@@ -31,11 +29,11 @@ function reasoningId(req: RecordedRequest, callID: string): string | undefined {
 /** Tool calls paired with results, no assistant message left empty. */
 function expectWellFormed(req: RecordedRequest) {
   expect(pairingProblems(req), `request ${req.seq}`).toEqual([]);
-  for (const m of assistants(req)) expect(Boolean(contentText(m.content).trim() || m.tool_calls?.length || (m.reasoning_content ?? "").trim()), `request ${req.seq}: ${JSON.stringify(m)}`).toBe(true);
+  for (const m of assistantMessages(req)) expect(Boolean(contentText(m.content).trim() || m.tool_calls?.length || (m.reasoning_content ?? "").trim()), `request ${req.seq}: ${JSON.stringify(m)}`).toBe(true);
 }
 /** The current turn's reasoning, on request k of a turn: what was streamed, byte for byte. */
 function expectCurrentReasoning(run: RunResult, turn: string) {
-  run.requests.forEach((r, k) => expect(reasoningOf(r).filter((x) => (x ?? "").includes(`${turn}S`))).toEqual(Array.from({ length: k }, (_, i) => think(`${turn}S${i + 1}`))));
+  run.requests.forEach((r, k) => expect(reasoningContents(r).filter((x) => (x ?? "").includes(`${turn}S`))).toEqual(Array.from({ length: k }, (_, i) => think(`${turn}S${i + 1}`))));
 }
 
 describe("opencode-acp in the real host: four turns with an OpenAI-compatible thinking model (defaults)", () => {
@@ -82,7 +80,7 @@ describe("opencode-acp in the real host: four turns with an OpenAI-compatible th
     expectCurrentReasoning(run, "T2");
     const superseded = (r: RecordedRequest) => [1, 2, 3, 4, 5].filter((i) => (toolResult(r, `call_T1_${i}`) ?? "").includes("superseded by a later read")).length;
     // before the batch: turn 1 goes out as it was sent (the cached prefix is kept)
-    expect(reasoningOf(run.requests[0]).filter((x) => (x ?? "").includes("T1S"))).toHaveLength(5);
+    expect(reasoningContents(run.requests[0]).filter((x) => (x ?? "").includes("T1S"))).toHaveLength(5);
     expect(superseded(run.requests[0])).toBe(0);
     // the batch: four turn-1 reads superseded (m5's supersede came after it), and turn 1's reasoning cut
     const last = run.requests.at(-1)!;

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolResult, type ChatMessage, type RecordedRequest, type ScriptedToolCall } from "./fake-model.js";
+import { assistantMessages, toolResult, type ChatMessage, type RecordedRequest, type ScriptedToolCall } from "./fake-model.js";
 import { ACP_PLUGIN, createWorkspace, pluginLoadErrors, type RunResult, type Workspace } from "./harness.js";
 import { call, expectCleanRun } from "./expect-run.js";
 
@@ -27,7 +27,6 @@ const DROP_ALL_REASONING = `rules:
     then: { action: drop }
 `;
 
-const assistants = (req: RecordedRequest): ChatMessage[] => req.body.messages.filter((m) => m.role === "assistant");
 const reasoningOf = (m: ChatMessage): string | undefined => m.reasoning_content;
 /** Index of the last user message: everything after it is the current turn. */
 const lastUser = (req: RecordedRequest) => req.body.messages.map((m) => m.role).lastIndexOf("user");
@@ -88,7 +87,7 @@ describe("thinking model: the current turn's reasoning is never touched", () => 
 
     for (const req of run.requests) {
       // no assistant message was removed or made up: 3 of turn 1, then this turn's steps so far
-      expect(assistants(req)).toHaveLength(3 + run.requests.indexOf(req));
+      expect(assistantMessages(req)).toHaveLength(3 + run.requests.indexOf(req));
       // turn 1's tool calls are all still there
       expect(toolResult(req, "call_read_2")).toContain("a line 20");
     }
