@@ -118,3 +118,41 @@ describe("e2e harness with a fixture plugin", () => {
     expect(read?.state?.output).toContain(SECRET);
   }, RUN_TIMEOUT);
 });
+
+describe("e2e harness with a large session", () => {
+  // 16 reads of 1000 lines each (a read returns at most 50 KB) store all of a 608 KB file: the
+  // export is about 1.4 MB. Through a pipe, 8 of 10 such exports came back cut (at 219 KB to 1.1 MB).
+  const LINES = 16_000;
+  const CHUNK = 1000;
+  const line = (n: number) => `line ${String(n).padStart(6, "0")} of big.txt, distinct`;
+  const BIG = Array.from({ length: LINES }, (_, i) => `${line(i + 1)}\n`).join("");
+  let ws: Workspace;
+  beforeAll(async () => {
+    // room for the whole file in one prompt, so no compaction
+    ws = await createWorkspace({ files: { "big.txt": BIG }, contextLimit: 1_000_000 });
+  });
+  afterAll(async () => ws?.dispose());
+
+  it("exports a large session whole", async () => {
+    const file = path.join(ws.projectDir, "big.txt");
+    const calls = Array.from({ length: LINES / CHUNK }, (_, k) => ({
+      id: `call_big_${k}`,
+      name: "read",
+      arguments: { filePath: file, offset: k * CHUNK + 1, limit: CHUNK },
+    }));
+    ws.model.enqueue({ toolCalls: calls }, { text: "read it all" });
+    const run = await ws.run("Please read big.txt", { timeoutMs: RUN_TIMEOUT });
+    expectCleanRun(run);
+    expect(ws.model.exhaustedCount).toBe(0);
+    expect(toolResult(run.requests[1], calls.at(-1)!.id)).toContain(line(LINES));
+    // the cut comes and goes: three exports, each must be whole
+    for (let i = 0; i < 3; i++) {
+      const exported = await ws.exportSession(run.sessionID!); // JSON.parse throws on a cut export
+      const outputs = new Map(exported.messages.flatMap((m) => m.parts).filter((p) => p.type === "tool").map((p) => [p.callID, String(p.state?.output)]));
+      expect(outputs.size).toBe(calls.length);
+      expect(outputs.get(calls.at(-1)!.id)).toContain(line(LINES));
+      expect(outputs.get(calls.at(-1)!.id)).toContain(line(LINES - CHUNK + 1));
+      expect(JSON.stringify(exported).length).toBeGreaterThan(1_000_000);
+    }
+  }, RUN_TIMEOUT);
+});

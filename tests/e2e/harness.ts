@@ -7,7 +7,8 @@
 //     const run = await ws.run("Please read notes.txt");
 //     run.requests[1]  // what the model received on its second call
 //   } finally { await ws.dispose(); }
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -148,31 +149,49 @@ export class Workspace {
     };
   }
 
-  /** `opencode export <id>`: the stored session as `{info, messages: [{info, parts}]}`. */
+  /**
+   * `opencode export <id>`: the stored session as `{info, messages: [{info, parts}]}`. Its stdout
+   * goes to a file: through a pipe, the export of a large session often came back cut short.
+   */
   async exportSession(sessionID: string, timeoutMs?: number): Promise<{ info: any; messages: { info: any; parts: any[] }[] }> {
-    const proc = await this.exec(["export", sessionID], timeoutMs);
+    const proc = await this.exec(["export", sessionID], timeoutMs, undefined, "file");
     if (proc.exitCode !== 0) throw new Error(`opencode export failed (${proc.exitCode}): ${proc.stderr.slice(-2000)}`);
     return JSON.parse(proc.stdout);
   }
 
-  /** Spawns opencode in the project dir: stdin closed, own process group, killed on timeout. */
-  exec(args: string[], timeoutMs = DEFAULT_TIMEOUT_MS, env?: Record<string, string>): Promise<ProcResult> {
+  /**
+   * Spawns opencode in the project dir: stdin closed, own process group, killed on timeout.
+   * `stdout: "file"` sends its stdout to a temp file in the sandbox, read after exit and deleted.
+   * Use it for large output: the Bun binary can exit before a big write to a pipe is drained (8 of
+   * 10 exports of a 1.4 MB session came back cut, at 219 KB to 1.1 MB); a file gets all of it.
+   */
+  exec(args: string[], timeoutMs = DEFAULT_TIMEOUT_MS, env?: Record<string, string>, stdout: "pipe" | "file" = "pipe"): Promise<ProcResult> {
     return new Promise((resolve, reject) => {
-      const child = spawn(OPENCODE_BIN, args, {
-        cwd: this.projectDir,
-        env: this.env(env),
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
+      const outFile = stdout === "file" ? path.join(this.root, "tmp", `stdout-${randomUUID()}`) : undefined;
+      const outFd = outFile === undefined ? "pipe" : fs.openSync(outFile, "wx");
+      let child: ChildProcess;
+      try {
+        child = spawn(OPENCODE_BIN, args, {
+          cwd: this.projectDir,
+          env: this.env(env),
+          stdio: ["ignore", outFd, "pipe"],
+          detached: true,
+        });
+      } finally {
+        if (typeof outFd === "number") fs.closeSync(outFd); // the child has its own copy
+      }
       const pid = child.pid;
-      if (pid === undefined) return reject(new Error(`could not spawn ${OPENCODE_BIN}`));
+      if (pid === undefined) {
+        if (outFile !== undefined) takeFile(outFile);
+        return reject(new Error(`could not spawn ${OPENCODE_BIN}`));
+      }
       live.add(pid);
       this.pids.add(pid);
-      let stdout = "";
+      let piped = "";
       let stderr = "";
       let timedOut = false;
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+      child.stdout?.on("data", (d: Buffer) => (piped += d.toString("utf8")));
+      child.stderr?.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
       const timer = setTimeout(() => {
         timedOut = true;
         killGroup(pid);
@@ -181,6 +200,7 @@ export class Workspace {
         clearTimeout(timer);
         live.delete(pid);
         this.pids.delete(pid);
+        if (outFile !== undefined) takeFile(outFile);
         reject(err);
       });
       child.on("close", (code) => {
@@ -188,7 +208,7 @@ export class Workspace {
         killGroup(pid); // helpers opencode left behind in its group
         live.delete(pid);
         this.pids.delete(pid);
-        resolve({ exitCode: code, timedOut, stdout, stderr });
+        resolve({ exitCode: code, timedOut, stdout: outFile === undefined ? piped : takeFile(outFile), stderr });
       });
     });
   }
@@ -375,6 +395,17 @@ function killGroup(pid: number): void {
     process.kill(-pid, "SIGKILL");
   } catch {
     // already gone
+  }
+}
+
+/** Reads and deletes a file; "" if it is gone. */
+function takeFile(file: string): string {
+  try {
+    return fs.readFileSync(file, "utf8");
+  } catch {
+    return "";
+  } finally {
+    fs.rmSync(file, { force: true });
   }
 }
 
