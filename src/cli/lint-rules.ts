@@ -93,10 +93,10 @@ export function adviseRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
     warn(reasoningLeaf ? `${reasoningLeaf.pointer}/value` : "/when", `the engine never changes reasoning of the current turn, so "${action}" applies only to earlier turns (add { fact: ageTurns, operator: greaterThanInclusive, value: 1 })`, "untouchable");
 
   // reasoning the host leaves out once its turn is over: a prune there changes nothing the provider
-  // receives, yet stands as a change to the cached prefix and holds later batches back
+  // receives and saves nothing (it is free: the engine applies it at once, phases.ts unseen)
   const hostDropsFalse = conj.some((leaf) => leaf.fact?.fact === "hostDrops" && ((leaf.operator === "equal" && leaf.value === false) || (leaf.operator === "notEqual" && leaf.value === true)));
   if (reasoning?.has("reasoning") && ["truncate", "distill", "drop"].includes(action) && !hostDropsFalse)
-    warn(reasoningLeaf ? `${reasoningLeaf.pointer}/value` : "/when", `reasoning the host drops itself once its turn is over (signed: Anthropic's thinking, OpenAI's and Google's reasoning) changes nothing the provider receives when "${action}" prunes it, but counts as a change to the cached prefix and holds later batches back (add { fact: hostDrops, operator: equal, value: false })`, "host-drops");
+    warn(reasoningLeaf ? `${reasoningLeaf.pointer}/value` : "/when", `reasoning the host drops itself once its turn is over (signed: Anthropic's thinking, OpenAI's and Google's reasoning) is not sent to the provider then, so "${action}" saves nothing on it (add { fact: hostDrops, operator: equal, value: false } for the reasoning the provider gets back and bills)`, "host-drops");
 
   if (rule.commit !== undefined)
     warn("/commit", `"commit" is ignored: a change to the already-sent prefix applies where the cache breaks anyway (dropped reasoning, an expired cache) or when the preset's batch repays the re-cache (docs/rules.md, "Commit"); remove it`, "deprecated-commit", true);

@@ -146,6 +146,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // regret: the model's answer to the last request re-ran calls whose output it had hidden; a rule
   // with regretLimit events in this session decides no new parts (its earlier decisions stay)
   const sentIdx = sentMessageIndex(); // the previous call's prompt ended at this message
+  let providerLastUser: number | undefined; // the last user message the provider receives content of (unseen)
   if (noteReruns(state, nodes, rt.slots, rt.reruns, sentIdx) > 0) rt.backedOff.forget();
   const backedOff = rt.backedOff.rules(state, policy.regretLimit ?? 0);
 
@@ -444,8 +445,21 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function split(list: Wanted[], sentIdx: number): [Wanted[], Wanted[]] {
     const due: Wanted[] = [];
     const later: Wanted[] = [];
-    for (const w of list) (w.rule === MANUAL || (!plain && w.node.msgIndex > sentIdx) ? due : later).push(w);
+    for (const w of list) (w.rule === MANUAL || (!plain && unseen(w.node, sentIdx)) ? due : later).push(w);
     return [due, later];
+  }
+
+  /**
+   * Is a decision on `n` free on this call: the provider has not been sent it yet, or receives
+   * nothing of it now (reasoning of an earlier turn, which the host leaves out once a later user
+   * message exists)? Such a decision changes no cached prefix, so it neither waits nor places the
+   * first change.
+   */
+  function unseen(n: PartNode, sentIdx: number): boolean {
+    if (n.msgIndex > sentIdx) return true;
+    if (n.part.type !== "reasoning" || !rt.host.dropsAtNextTurn(n.part)) return false;
+    providerLastUser ??= lastUserIndex(graph.messages, rt.host);
+    return n.msgIndex < providerLastUser;
   }
 
   /** The first node index among pending wants and the parked ones counted beside them. */
@@ -490,7 +504,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function settle(due: Wanted[], later: Wanted[], sentIdx: number, freeFrom: number, start: number): Settled {
     const dueCount = due.length;
     let from = Math.min(freeFrom, start);
-    for (const w of due) if (w.node.msgIndex <= sentIdx && w.node.index < from) from = w.node.index;
+    for (const w of due) if (!unseen(w.node, sentIdx) && w.node.index < from) from = w.node.index;
     // wants blocked at an earlier first change with no break-even waiting on the way: a later one
     // lets less go, so they stay blocked whatever the calls since the cache was written
     let firm: Set<Wanted> | undefined;
@@ -648,7 +662,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     let first = Infinity;
     let behindGoing = Infinity; // the first pending want that went only because it is behind `from`
     for (const w of due)
-      if (w.blocked || w.node.msgIndex > sentIdx) continue;
+      if (w.blocked || unseen(w.node, sentIdx)) continue;
       else if (behind.has(w)) behindGoing = Math.min(behindGoing, w.node.index);
       else if (w.node.index < first) first = w.node.index;
     return { first, mayRepay, behindGoing, wakeAt };
@@ -701,7 +715,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
    * for the change, and it is never deferred.
    */
   function forcedRepays(o: PartNode, w: Wanted, from: number, sentIdx: number, ownTokens = 0): boolean {
-    if (o.index >= from || o.msgIndex > sentIdx || !(policy.breakEven > 0) || insists(w)) return true;
+    if (o.index >= from || unseen(o, sentIdx) || !(policy.breakEven > 0) || insists(w)) return true;
     const cached = callsSinceCached();
     return (w.tokens + ownTokens) * Math.max(1, cached) >= policy.breakEven * recacheTokens(o, from);
   }

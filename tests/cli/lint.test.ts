@@ -185,7 +185,7 @@ describe("lint: semantic checks of rule files", () => {
 
   it("a rule pruning reasoning the host drops itself (no hostDrops: false)", () => {
     expect(rows([broken("host-drops.yaml")])).toEqual([
-      `9:53 warning host-drops: reasoning the host drops itself once its turn is over (signed: Anthropic's thinking, OpenAI's and Google's reasoning) changes nothing the provider receives when "drop" prunes it, but counts as a change to the cached prefix and holds later batches back (add { fact: hostDrops, operator: equal, value: false })`,
+      `9:53 warning host-drops: reasoning the host drops itself once its turn is over (signed: Anthropic's thinking, OpenAI's and Google's reasoning) is not sent to the provider then, so "drop" saves nothing on it (add { fact: hostDrops, operator: equal, value: false } for the reasoning the provider gets back and bills)`,
     ]);
   });
 

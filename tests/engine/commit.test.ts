@@ -401,3 +401,33 @@ describe("an older view taken in beside a newer one that goes at a free break", 
     expect(superseded(last, "prt_n")).toBe(true);
   });
 });
+
+describe("a decision on reasoning the provider no longer receives", () => {
+  // A user rule drops reasoning two turns old, signed or not. Signed reasoning of an earlier turn
+  // is left out of the prompt by the host: dropping it changes nothing the provider receives, so it
+  // goes at once, even where nothing else may change the cached prefix (no batches here).
+  const dir = mkdtempSync(join(tmpdir(), "acp-commit-"));
+  const rule = join(dir, "old-thinking.yaml");
+  writeFileSync(
+    rule,
+    `rules:\n  old-thinking:\n    phase: reduce\n    description: test\n    when:\n      all:\n        - { fact: partType, operator: equal, value: reasoning }\n        - { fact: ageTurns, operator: greaterThanInclusive, value: 2 }\n    then: { action: drop }\n`,
+  );
+  const think = (k: number) => `thinking of turn ${k}, about the parser and the lexer at some length. `.repeat(8);
+  const h = [user("go"), withReasoning(assistant([], "planned"), think(1)), user("next"), withReasoning(assistant([], "ok"), think(2)), user("third"), assistant([], "fine"), assistant([], "still")];
+  const run = (history: Message[]) => calls(createPruner({ preset: "verbose", rules: [rule], config: noBatches }), history);
+  const hasReasoning = (ms: Message[], k: number) => JSON.stringify(ms).includes(`thinking of turn ${k}`);
+
+  it("is free: the first call of the turn where the rule matches drops it", () => {
+    const out = run(h);
+    // out[k]: the context of the k-th call (out[1] ends with "next", out[2] with "third")
+    expect(hasReasoning(out[1], 1)).toBe(true); // turn 2: one turn old, the rule does not match
+    expect(hasReasoning(out[2], 1)).toBe(false); // turn 3: dropped, though no batch may go
+    expect(hasReasoning(out[2], 2)).toBe(true);
+  });
+
+  it("reasoning the provider gets back (unsigned) is part of the cached prefix: it waits", () => {
+    const out = run(unsigned(h));
+    expect(hasReasoning(out[2], 1)).toBe(true);
+    expect(hasReasoning(out[4], 1)).toBe(true);
+  });
+});
