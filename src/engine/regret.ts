@@ -1,12 +1,15 @@
 // The live regret signal: how often a prune was undone or worked around. A pruned part restored
 // by the agent (context_prune restore) or the user (/acp restore), or a tool call re-run with the
 // same tool and input while the earlier call's output was hidden, is one regret event of the rule
-// that hid it. Events live in the session state (state.ts), so a restart or another process keeps
-// them. A rule with `regretLimit` events in a session backs off there: it decides no new parts
-// (what it decided before stays, as every decision does, unless restored).
+// that hid it, unless a call in between changed what it looks at (its file, or anything for a call
+// that names no file: tests run again after an edit are not a work-around). Events live in the
+// session state (state.ts), so a restart or another process keeps them. A rule with `regretLimit`
+// events in a session backs off there: it decides no new parts (what it decided before stays, as
+// every decision does, unless restored).
 import type { PartNode } from "../graph/graph.js";
 import { inputFingerprint, sameJson } from "./key.js";
 import { addRegret, type DecisionSlots, type RegretKind, type SessionState } from "./state.js";
+import { changedFiles, subjectFiles } from "./use.js";
 
 /** The model's and the user's own prunes: counted, never backed off (they asked for them). */
 export const MANUAL_RULE = "manual";
@@ -75,9 +78,23 @@ export function noteReruns(state: SessionState, nodes: PartNode[], slots: readon
     const p = nodes[prev];
     const d = slots[prev]?.output;
     if (!d || d.by !== undefined || p.part.state?.status !== "completed") continue;
+    // a re-run after a change to what it looks at (the tests run again after an edit) has its own reason
+    if (changedBetween(nodes, prev, i, subjectFiles(nodes[i].part.state?.input))) continue;
     if (addRegret(state, `rerun:${nodes[i].part.id}`, { rule: d.rule, kind: "rerun", part: p.part.id })) added++;
   }
   return added;
+}
+
+/**
+ * Did a call between nodes `from` and `to` change what a re-run looks at: a file of `files`, or,
+ * when it names none (a test command sees every file), anything?
+ */
+function changedBetween(nodes: PartNode[], from: number, to: number, files: string[]): boolean {
+  for (let j = from + 1; j < to; j++) {
+    const changed = changedFiles(nodes[j].part);
+    if (changed !== undefined && (files.length === 0 || changed.some((f) => files.includes(f)))) return true;
+  }
+  return false;
 }
 
 /** A restore of a pruned part: one event per rule that had decided it (the agent's or user's own prune: "manual"). */

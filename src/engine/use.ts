@@ -37,6 +37,30 @@ function carriesContent(input: Record<string, unknown>): boolean {
   return found;
 }
 
+/**
+ * What a tool call changes, by the measure above: undefined when nothing; else the file names its
+ * input names (none: it changes something it does not name, as a long inline script may). A call
+ * changes when its input carries content, or when it names a file and returns no view of it (an
+ * edit's "applied", even for a one-line change).
+ */
+export function changedFiles(p: PartNode["part"]): string[] | undefined {
+  const input = p.type === "tool" ? p.state?.input : undefined;
+  if (!isObject(input)) return undefined;
+  const files = subjectFiles(input);
+  return carriesContent(input) || (files.length > 0 && !returnsView(p.state)) ? files : undefined;
+}
+
+/** The file names among an input's subject values (`filePath: "src/a.ts"` → `a.ts`). */
+export function subjectFiles(input: unknown): string[] {
+  const out: string[] = [];
+  if (!isObject(input)) return out;
+  for (const v of Object.values(input)) {
+    const name = isSubject(v) ? fileName(v) : undefined;
+    if (name !== undefined) out.push(name);
+  }
+  return out;
+}
+
 /** The file name a value names, if it looks like a path (has a dot or a slash), else undefined. */
 function fileName(v: string): string | undefined {
   if (!/[./]/.test(v) || /\s/.test(v)) return undefined;

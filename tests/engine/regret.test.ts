@@ -56,6 +56,30 @@ describe("regret: re-runs", () => {
     expect(p.state(SID).regret ?? {}).toEqual({});
   });
 
+  // a one-line fix: short strings, an output that shows nothing of the file
+  const edit = (id: string, filePath: string) => ({ tool: "edit", input: { filePath, oldString: "a + b + 1", newString: "a + b" }, output: "Edit applied successfully.", id });
+  const read = (id: string, filePath: string, label: string) => ({ tool: "read", input: { filePath }, output: bigText(label), id });
+
+  it("a re-run after a call in between changed what it looks at is no event: the tests run again after an edit", () => {
+    const test = (id: string, label: string) => big(id, "sh test.sh", label);
+    const h = [user("go"), assistant([test("prt_t1", "FAIL")]), assistant([edit("prt_e", "src/calc.ts")]), assistant([test("prt_t2", "PASS")]), assistant([], "done")];
+    const p = createPruner({ config: config(0) });
+    const calls = replay(h, (m) => p.transform(m));
+    expect(toolPart(calls[3], "prt_t1")?.state?.output).toBe("[cleared]"); // hidden when the model ran the tests again
+    expect(p.state(SID).regret ?? {}).toEqual({});
+  });
+
+  it("a re-read counts unless its own file changed in between", () => {
+    const run = (between: string) => {
+      const h = [user("go"), assistant([read("prt_r1", "src/calc.ts", "calc")]), assistant([edit("prt_e", between)]), assistant([read("prt_r2", "src/calc.ts", "calc again")]), assistant([], "done")];
+      const p = createPruner({ config: config(0) });
+      replay(h, (m) => p.transform(m));
+      return Object.keys(p.state(SID).regret ?? {});
+    };
+    expect(run("src/other.ts")).toEqual(["rerun:prt_r2"]);
+    expect(run("src/calc.ts")).toEqual([]);
+  });
+
   it("is counted once, however often the same history comes again, and survives a restart", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-regret-"));
     const h = history();
