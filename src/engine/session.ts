@@ -454,7 +454,7 @@ export class SessionRuntime {
     this.keyPart.fill(undefined); // no reference to the part's node stays behind
   }
 
-  /** Marks the older members of `group` that `n` supersedes; marked members leave the group's open list. */
+  /** Marks the older members of `group` that `n` supersedes; marked members leave the group's open list. (spares() makes the same checks for explain: keep them alike.) */
   private supersedeOlder(r: CompiledRule, n: PartNode, group: Group, newerIsMember: boolean) {
     const nodes = this.graph.nodes;
     const keepNewest = r.options.keepNewest === true && !newerIsMember;
@@ -572,6 +572,25 @@ function spanOf(n: PartNode, range: { offset: string; limit: string }): [number,
   if (off === undefined && lim === undefined) return undefined;
   const start = typeof off === "number" ? off : 0;
   return [start, typeof lim === "number" ? start + lim : Infinity];
+}
+
+/** What keeps a newer part of a supersede key from superseding an older one (spares). */
+export type Spare = "keepNewest" | "range" | "overlap";
+
+/**
+ * Why `newer` (of `older`'s key, admitted by the rule's `by`) does not supersede `older` under `r`;
+ * undefined when it does. The checks of SessionRuntime.supersedeOlder, made again for explain
+ * (why-not.ts): that one computes the newer part's span and lines once for a whole group, so it
+ * does not call this. `newerIsMember`: `newer` meets the rule's `when`; `olderIsNewest`: no other
+ * `when` member of the key lies between them.
+ */
+export function spares(r: CompiledRule, older: PartNode, newer: PartNode, newerIsMember: boolean, olderIsNewest: boolean): Spare | undefined {
+  if (r.options.keepNewest === true && !newerIsMember && olderIsNewest) return "keepNewest";
+  const span = r.range ? spanOf(newer, r.range) : undefined;
+  if (span && !coversSpan(span, older, r.range!)) return "range";
+  const replaced = r.overlap ? linesOf(newer, r.overlap.newer) : undefined;
+  if (replaced && !sharesLine(older, r.overlap!.older, replaced)) return "overlap";
+  return undefined;
 }
 
 /** A newer view (its span) covers an older one when its line range contains the older range (no range = whole file). */

@@ -7,19 +7,30 @@ import { explainCondition, type ExplainedCondition, show } from "./explain.js";
 import { holdsOn } from "./compile.js";
 import { patchVerdict } from "./phases.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
-import type { SessionRuntime } from "./session.js";
+import { spares, type SessionRuntime, type Spare } from "./session.js";
 
 /**
  * - protected: a protect rule holds the part (a protect rule that matches; any other rule that does
  *   not override protection)
+ * - restored: it matches, but the user or the model restored the part, and rules leave it alone
  * - backed-off: the rule caused regret in this session and decides no new parts there
+ * - taken: it matches, but another rule's change to the part's output (or a prune request's) is
+ *   the one the last call wanted (one decision per slot)
  * - waiting: it matches; the change waits for the commit policy (a change to the prompt already sent
  *   applies where the cache breaks anyway, or once the batch repays the re-cache)
  * - not-worth: it matches, but its change would save too little
- * - no-newer-view: a supersede rule whose condition holds, with no newer part of the same key
+ * - superseded-elsewhere: a supersede rule with a newer part of the key that would supersede the
+ *   part, which another supersede rule marked first (a part is superseded once)
+ * - spared: a supersede rule with newer parts of the key its `by` admits, none of which supersedes
+ *   the part (a range that does not cover it, an edit elsewhere, keepNewest)
+ * - no-newer-view: a supersede rule whose condition holds, with no newer part of the same key (or
+ *   none its `by` admits)
  * - no-match: its condition is false on this call
+ *
+ * A supersede rule matches only where a newer part of its key supersedes the part (it marked it):
+ * until that is known, neither protection nor back-off is a reason it does not apply.
  */
-export type Standing = "protected" | "backed-off" | "waiting" | "not-worth" | "no-newer-view" | "no-match";
+export type Standing = "protected" | "restored" | "backed-off" | "taken" | "waiting" | "not-worth" | "superseded-elsewhere" | "spared" | "no-newer-view" | "no-match";
 
 export interface StandingRule {
   id: string;
@@ -30,13 +41,23 @@ export interface StandingRule {
   when: ExplainedCondition;
   /** A supersede rule's key for the part. */
   key?: string;
-  /** The newer part that supersedes it (waiting supersede). */
+  /** The newer part that supersedes it: under this rule, or under markedBy. */
   by?: string;
+  /** The supersede rule that marked the part, when another one (superseded-elsewhere). */
+  markedBy?: string;
+  /** The newer part of this rule's key that would supersede the part (superseded-elsewhere) or spares it (spared). */
+  newer?: string;
+  /** The rule whose change to the part's output the last call wanted ("manual": a prune request) (taken). */
+  takenBy?: string;
+  /** Why `newer` does not supersede the part (spared; none when the checks say it would). */
+  spared?: Spare;
+  /** Newer parts of the key that the rule's `by` does not admit (no-newer-view). */
+  sameKey?: string[];
   /** Tokens the change would save (waiting, when the phases computed it). */
   tokens?: number;
 }
 
-const ORDER: Standing[] = ["protected", "waiting", "backed-off", "not-worth", "no-newer-view", "no-match"];
+const ORDER: Standing[] = ["protected", "restored", "waiting", "backed-off", "taken", "not-worth", "superseded-elsewhere", "spared", "no-newer-view", "no-match"];
 
 /** The rules that consider the part, most telling first: what holds it, what is about to prune it, what does not apply. */
 export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: PartNode, regretLimit: number): StandingRule[] {
@@ -49,6 +70,8 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
     if (!holdsOn(r.staticWhen, node, tool, ctx)) continue;
     const when = explainCondition(r.ast.when, node, ctx);
     const marked = mark?.rule.id === r.id;
+    const key = r.key?.get(node, ctx);
+    const newer = r.phase === "supersede" && when.result && !marked ? newerOfKey(rt, r, node, key) : undefined;
     // the verdict the phases cached for this rule's change: a candidate, null (not worth it), or, where
     // they have not made it yet (a part that never got this far), made here without caching it
     let patch = rt.patches[r.index]?.get(node.part.id);
@@ -58,24 +81,73 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
       description: r.spec.description,
       source: r.spec.source ? `${r.spec.source.file}:${r.spec.source.line}:${r.spec.source.col}` : undefined,
       phase: r.phase,
-      standing: standing(rt, r, node, when.result, backedOff, marked, patch === null),
+      standing: standing(rt, r, node, when.result, backedOff, marked, patch === null, newer),
       when,
     };
-    if (r.key) entry.key = r.key.get(node, ctx);
+    if (r.key) entry.key = key;
     if (marked) entry.by = mark!.by;
+    if (entry.standing === "taken") entry.takenBy = rt.decidedNow.get(node.index);
+    if (entry.standing === "superseded-elsewhere") Object.assign(entry, { markedBy: mark!.rule.id, by: mark!.by, newer: newer!.superseding });
+    // (a newer part that would supersede the unmarked part: the runtime's marks disagree; it is named without a reason)
+    if (entry.standing === "spared") Object.assign(entry, newer!.superseding !== undefined ? { newer: newer!.superseding } : { newer: newer!.spared!.id, spared: newer!.spared!.why });
+    if (entry.standing === "no-newer-view" && newer!.sameKey.length > 0) entry.sameKey = newer!.sameKey;
     if (entry.standing === "waiting" && patch) entry.tokens = patch.tokens;
     out.push(entry);
   }
   return out.sort((a, b) => ORDER.indexOf(a.standing) - ORDER.indexOf(b.standing));
 }
 
-function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: boolean, backedOff: ReadonlySet<string>, marked: boolean, notWorth: boolean): Standing {
+function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: boolean, backedOff: ReadonlySet<string>, marked: boolean, notWorth: boolean, newer: NewerOfKey | undefined): Standing {
   if (!matches) return "no-match";
   if (r.phase === "protect") return "protected";
+  // a supersede rule that did not mark the part does not match it: say what its newer parts do
+  // before protection or back-off, which would claim a match
+  if (newer) {
+    if (newer.superseding !== undefined) return rt.marks.has(node.part.id) ? "superseded-elsewhere" : "spared";
+    return newer.spared ? "spared" : "no-newer-view";
+  }
+  // no rule decides a restored part again (phases.ts untouchable), protected or not
+  if (rt.state.pinned?.[node.part.id] === true) return "restored";
   if (rt.protectedBy.has(node.index) && r.options.overrideProtection !== true) return "protected";
   if (backedOff.has(r.id)) return "backed-off";
-  if (r.phase === "supersede" && !marked) return "no-newer-view";
+  // the earlier phase's (or rule's) want holds the output: this rule's change is not wanted at all
+  const first = r.action.slot === "input" ? undefined : rt.decidedNow.get(node.index);
+  if (first !== undefined && first !== r.id) return "taken";
   return notWorth ? "not-worth" : "waiting";
+}
+
+/** What the newer parts of the part's key do to it under a supersede rule that did not mark it. */
+interface NewerOfKey {
+  /** The first that would supersede it (another rule marked the part first). */
+  superseding?: string;
+  /** The first that the rule's `by` admits but that spares it, and why. */
+  spared?: { id: string; why: Spare };
+  /** Those (before `superseding`) that the rule's `by` does not admit. */
+  sameKey: string[];
+}
+
+/** The newer parts of `key` under `r`, walked as the runtime's groups saw them (supersedeOlder's checks, by spares). */
+function newerOfKey(rt: SessionRuntime, r: CompiledRule, node: PartNode, key: string | undefined): NewerOfKey {
+  const out: NewerOfKey = { sameKey: [] };
+  if (key === undefined) return out;
+  const ctx = rt.ctxs[r.index];
+  const nodes = rt.graph.nodes;
+  let olderIsNewest = true; // no `when` member of the key since the part (keepNewest keeps the newest)
+  for (let i = node.index + 1; i < nodes.length; i++) {
+    const n = nodes[i];
+    if (n.part.id === node.part.id || r.key!.get(n, ctx) !== key) continue;
+    const tool = n.part.type === "tool" ? n.part.tool : undefined;
+    // supersede conditions are static (compile.ts): staticWhen is the whole `when`
+    const member = holdsOn(r.staticWhen, n, tool, ctx);
+    if (!(r.by ? holdsOn(r.by, n, tool, ctx) : member)) out.sameKey.push(n.part.id);
+    else {
+      const why = spares(r, node, n, member, olderIsNewest);
+      if (why === undefined) return { ...out, superseding: n.part.id };
+      out.spared ??= { id: n.part.id, why };
+    }
+    if (member) olderIsNewest = false;
+  }
+  return out;
 }
 
 /** A leaf as `fact = value (operator expected)`. */
@@ -99,19 +171,36 @@ function holdingLeaves(e: ExplainedCondition): string[] {
   return [leafText(e)];
 }
 
+const keyText = (s: StandingRule) => (s.key !== undefined ? ` (${show(s.key, 120)})` : "");
+const listed = (ids: string[], most = 3) => ids.slice(0, most).join(", ") + (ids.length > most ? ` and ${ids.length - most} more` : "");
+
+const SPARED: Record<Spare, string> = {
+  range: "its line range does not cover this one's (range)",
+  overlap: "it changes no line this one wrote (overlap)",
+  keepNewest: "the rule keeps the newest view of the key before it (keepNewest)",
+};
+
 /** One line: where the rule stands and, when it does not match, what fails. */
 export function describeStanding(s: StandingRule): string {
   switch (s.standing) {
     case "protected":
       return s.phase === "protect" ? `${s.id}: protects it` : `${s.id}: matches, but the part is protected (the rule does not override protection)`;
+    case "restored":
+      return `${s.id}: matches, but the part was restored, and rules leave a restored part alone`;
+    case "taken":
+      return `${s.id}: matches, but ${s.takenBy === "manual" ? "a prune request's" : `${s.takenBy}'s`} change to the part's output is the one wanted (one change per slot)`;
     case "backed-off":
       return `${s.id}: matches, but the rule backed off in this session (it caused regret: regretLimit)`;
     case "waiting":
       return `${s.id}: matches${s.by ? ` (superseded by ${s.by})` : ""}; waits for the commit policy${s.tokens ? ` (would save ${s.tokens.toLocaleString("en-US")} tokens)` : ""}: a change to the prompt already sent applies where the cache breaks anyway or once the batch repays the re-cache`;
     case "not-worth":
       return `${s.id}: matches, but its change would save too little`;
+    case "superseded-elsewhere":
+      return `${s.id}: newer part ${s.newer} has the same key${keyText(s)}, but the part is already superseded by ${s.markedBy} (by ${s.by})`;
+    case "spared":
+      return `${s.id}: newer part ${s.newer} has the same key${keyText(s)}, but ${s.spared ? `does not supersede it: ${SPARED[s.spared]}` : "the rule has not superseded the part"}`;
     case "no-newer-view":
-      return `${s.id}: no newer part with the same key${s.key !== undefined ? ` (${show(s.key, 120)})` : ""}`;
+      return s.sameKey ? `${s.id}: no newer part with the same key${keyText(s)} meets its by condition (newer with the key: ${listed(s.sameKey)})` : `${s.id}: no newer part with the same key${keyText(s)}`;
     case "no-match":
       return `${s.id}: does not match: ${failingLeaves(s.when).join("; ")}`;
   }
