@@ -111,7 +111,52 @@ export interface ManualContext {
   /** Why a part may not be pruned (the protecting rule), or undefined. */
   protection(partId: string): string | undefined;
   protectedHelp: string;
-  restore(partId: string): boolean;
+  restore(partId: string): RestoreOutcome;
+}
+
+/**
+ * What a restore did. Whatever it finds, the part is pinned afterwards: it is sent in full from the
+ * next request, and no rule prunes it again (state.pinned; a later prune request of the model or a
+ * sweep of the user may).
+ */
+export interface RestoreOutcome {
+  /** The part was pruned (a decision, or a prune request not applied yet) and is sent in full again. */
+  restored: boolean;
+  /**
+   * Not pruned, but rules wanted to prune it: their change waited for the commit policy (a change to
+   * the prompt already sent waits for a free cache break or a batch). With the part pinned it never applies.
+   */
+  waiting: { rule: string; tokens?: number }[];
+  /**
+   * Newer views of the same thing (SessionRuntime.newerViews) whose output was pruned, restored and
+   * pinned with it, nearest first: an older view is never in full while a newer view of it is hidden.
+   */
+  newer: string[];
+  /** It was pinned before (restored earlier): nothing changed for the part itself. */
+  wasPinned: boolean;
+}
+
+/** The id the model knows a part by (its [acp:…] tag), or the part id. */
+function shortIdOf(state: SessionState, partId: string): string {
+  for (const [id, p] of Object.entries(state.ids ?? {})) if (p === partId) return id;
+  return partId;
+}
+
+/** The answer to one restore target. */
+function restoreLine(id: string, node: PartNode, r: RestoreOutcome, state: SessionState): string {
+  const what = node.part.type === "tool" ? "output" : "text";
+  const newer = r.newer.length
+    ? `; its newer views of the same thing ${r.newer.map((p) => shortIdOf(state, p)).join(", ")} were pruned and are restored with it (an older view is never shown in full while a newer one is hidden)`
+    : "";
+  if (r.restored) return `${id}: restored; the full ${what} is back from the next step${newer}`;
+  if (r.waiting.length > 0) return `${id}: was not pruned yet, but ${rulesText(r.waiting)} waited to prune it; it now stays in full${newer}`;
+  return `${id}: was not pruned; it ${r.wasPinned ? "was restored before and" : "now"} stays in full${newer}`;
+}
+
+/** `rule "a"` or `rules "a" and "b"`. */
+export function rulesText(waiting: RestoreOutcome["waiting"]): string {
+  const names = [...new Set(waiting.map((w) => `"${w.rule}"`))];
+  return names.length === 1 ? `rule ${names[0]}` : `rules ${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
 }
 
 /** Why a target cannot take this action, or undefined. */
@@ -184,8 +229,7 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
       continue;
     }
     if (req.action === "restore") {
-      const had = ctx.restore(partId);
-      lines.push(had ? `${id}: restored; the full ${node.part.type === "tool" ? "output" : "text"} is back from the next step` : `${id}: was not pruned`);
+      lines.push(restoreLine(id, node, ctx.restore(partId), state));
       continue;
     }
     const refused = refusal(node, req.action, graph);

@@ -18,7 +18,7 @@ import { assignIds, idKind, updateAllSuffixes, updateSuffixes } from "./ids.js";
 import { renderIntro, stripIntro, systemPrompt, updateIntroAnchor } from "./intro.js";
 import { idTags } from "./id-tags.js";
 import type { HostProfile } from "../graph/host.js";
-import { applyManual, applySweep, type ManualRequest, type SweepResult } from "./manual.js";
+import { applyManual, applySweep, type ManualRequest, type RestoreOutcome, type SweepResult } from "./manual.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
 import { standingOf, type StandingRule } from "./why-not.js";
@@ -88,10 +88,18 @@ export interface AcpPruner extends Pruner {
   /** Session state (decisions), loading it from disk if needed. */
   state(sessionID: string): SessionState;
   /**
-   * Removes a committed decision so the part renders in full again from the next call; counts a
-   * regret event of the rule that had pruned it, by the user (/acp restore, the default) or the agent.
+   * restoreReport, answering only whether the part itself was pruned (and is restored now).
    */
-  restore(sessionID: string, partId: string, by?: "agent" | "user"): boolean;
+  restore(sessionID: string, partId: string, by?: "agent" | "user", history?: Message[]): boolean;
+  /**
+   * Removes a part's decisions and prune request so it renders in full again from the next call,
+   * and pins it: no rule prunes it from then on (also when it was not pruned, or its prune was only
+   * waiting for the commit policy). Its newer views of the same thing whose output is pruned are
+   * restored and pinned with it. Counts a regret event of the rule that had pruned the part, by the
+   * user (/acp restore, the default) or the agent. `history`: the session's messages, for a part the
+   * last call did not see (a new process).
+   */
+  restoreReport(sessionID: string, partId: string, by?: "agent" | "user", history?: Message[]): RestoreOutcome;
   /**
    * Why a part is pruned (the decision, the rule's evaluated condition and its supersede key), or why
    * not yet (`standing`). `history`: the session's messages, for a part the last call did not see.
@@ -147,13 +155,60 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     return rt;
   }
 
-  function restore(sessionID: string, partId: string, by: "agent" | "user" = "user"): boolean {
+  /**
+   * The runtime whose graph holds the part, and its node: the session's (as the last request left
+   * it), or else, with `history`, one of its own over a copy of the state (a new process, or a part
+   * newer than the last request), so neither the session's runtime nor its state changes.
+   */
+  function factsOf(rt: SessionRuntime, partId: string, history?: Message[]): { rt: SessionRuntime; node: PartNode } | undefined {
+    const live = rt.graph?.byId.get(partId);
+    if (live) return { rt, node: live };
+    if (!history) return undefined;
+    const own = runtimeFrom(rt.state, history);
+    const node = own.graph.byId.get(partId);
+    return node && { rt: own, node };
+  }
+
+  /** A runtime of its own over a copy of `state`, with `history`'s facts and protection (never saved). */
+  function runtimeFrom(state: SessionState, history: Message[]): SessionRuntime {
+    const copy = structuredClone(state);
+    const own = new SessionRuntime(ruleSet, configFacts, copy, host);
+    own.update(buildGraph(history, undefined, { host, anchor: copy.introAt }));
+    evaluateProtection(own);
+    return own;
+  }
+
+  /** Is the part's output (or its input) pruned, or asked to be by the model or the user? */
+  const prunedNow = (state: SessionState, partId: string, outputOnly = false) => Boolean((outputOnly ? state.decisions[partId]?.output : state.decisions[partId]) || state.manual?.[partId]);
+
+  /**
+   * /acp restore and context_prune restore. The part is sent in full from the next request and
+   * pinned: no rule prunes it again. Also restored and pinned: its newer views of the same thing
+   * whose output is pruned (commit prunes a newer view only with its older views, so with this one
+   * in full they must be too). Only the part itself counts a regret event: the newer views come
+   * back because it did, not because their rules were wrong.
+   */
+  function restoreReport(sessionID: string, partId: string, by: "agent" | "user" = "user", history?: Message[]): RestoreOutcome {
     const rt = runtime(sessionID);
-    const had = Boolean(rt.state.decisions[partId] || rt.state.manual?.[partId]);
+    const state = rt.state;
+    const had = prunedNow(state, partId);
+    const wasPinned = state.pinned?.[partId] === true;
+    const facts = factsOf(rt, partId, history);
+    const waiting = had || !facts ? [] : standingOf(facts.rt, ruleSet, facts.node, resolved.commit.regretLimit ?? 0).filter((s) => s.standing === "waiting").map((s) => (s.tokens ? { rule: s.id, tokens: s.tokens } : { rule: s.id }));
+    const newer = (facts?.rt.newerViews(facts.node.part.id) ?? []).map((n) => n.part.id).filter((id) => prunedNow(state, id, true));
     if (had) {
-      noteRestore(rt.state, partId, by);
+      noteRestore(state, partId, by);
       rt.backedOff.forget();
     }
+    for (const id of [partId, ...newer]) unprune(rt, id);
+    rt.dirty = true;
+    persist(rt);
+    if (had || newer.length > 0) scheduleTotals(rt, true);
+    return { restored: had, waiting, newer, wasPinned };
+  }
+
+  /** The part's decisions and prune request go, and it is pinned. */
+  function unprune(rt: SessionRuntime, partId: string): void {
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);
@@ -162,13 +217,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       if (rt.view.views[node.index]) rt.view.changed(node);
       rt.touched.push(node.index); // its message's tags may move back onto it
     }
-    if (!had) return false;
     touch(rt.state, partId);
     (rt.state.pinned ??= {})[partId] = true;
-    rt.dirty = true;
-    persist(rt);
-    scheduleTotals(rt, true);
-    return true;
   }
 
   function failed(messages: Message[]): SessionRuntime | undefined {
@@ -254,11 +304,9 @@ export function createPruner(options: PrunerOptions): AcpPruner {
    * of the state, so neither the session's runtime nor its state changes.
    */
   function whyNotFrom(sessionID: string, partId: string, history: Message[]): PartExplanation | undefined {
-    const state = structuredClone(runtime(sessionID).state);
+    const state = runtime(sessionID).state;
     if (state.decisions[partId]) return undefined;
-    const rt = new SessionRuntime(ruleSet, configFacts, state, host);
-    rt.update(buildGraph(history, undefined, { host, anchor: state.introAt }));
-    evaluateProtection(rt);
+    const rt = runtimeFrom(state, history);
     const node = rt.graph.byId.get(partId);
     return node && notPruned(rt, node);
   }
@@ -279,7 +327,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, host, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restore(rt.state.sessionID, id, "agent") });
+      applyManual(input, { state: rt.state, host, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restoreReport(rt.state.sessionID, id, "agent", messages) });
     }
   }
 
@@ -428,7 +476,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       return options.stats.totals();
     },
     state: (id) => runtime(id).state,
-    restore,
+    restore: (sessionID, partId, by, history) => restoreReport(sessionID, partId, by, history).restored,
+    restoreReport,
     why(sessionID, partId, history) {
       const rt = sessions.get(sessionID);
       const node = rt?.graph?.byId.get(partId);
@@ -475,7 +524,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
           return by && `by rule "${by.id}": ${by.spec.description}`;
         },
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
-        restore: (id) => restore(sessionID, id, "agent"),
+        restore: (id) => restoreReport(sessionID, id, "agent", history),
       });
       rt.dirty = true;
       persist(rt);

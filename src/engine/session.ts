@@ -220,6 +220,25 @@ export class SessionRuntime {
     return this.slotsOf(n)?.output?.rule;
   }
 
+  /**
+   * The newer views of a part, nearest first: the part whose olderViews hold the part's mark (the
+   * newer part that superseded it, where the rule counts it as a view of the same thing), then that
+   * part's newer view, and so on. olderViews is the relation commit keeps "never stale over fresh"
+   * by (a newer view is pruned only with its older views), and each part has at most one mark, so
+   * this is the chain of parts that must be in full while this one is.
+   */
+  newerViews(partId: string): PartNode[] {
+    const out: PartNode[] = [];
+    const seen = new Set<string>([partId]);
+    for (let mark = this.marks.get(partId); mark !== undefined; mark = this.marks.get(mark.byNode.part.id)) {
+      const newer = mark.byNode;
+      if (seen.has(newer.part.id) || !this.olderViews.get(newer.index)?.includes(mark)) break;
+      seen.add(newer.part.id);
+      out.push(newer);
+    }
+    return out;
+  }
+
   /** The marks list the marks loop walks (and compacts), with the marks unparked since the last call back in their place. */
   activeMarks(): SupersedeMark[] {
     const back = this.parked.released;

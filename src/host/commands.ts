@@ -6,7 +6,7 @@ import { OPENCODE } from "./profile.js";
 import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
 import { partOf } from "../engine/ids.js";
-import { manualBy, type ManualEntry } from "../engine/manual.js";
+import { manualBy, rulesText, type ManualEntry } from "../engine/manual.js";
 import { describeStanding } from "../engine/why-not.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
@@ -25,7 +25,7 @@ export const HELP = [
   "  /acp protected   protected tools and file globs",
   "  /acp sweep [n]   discard tool outputs since your last message (or the newest n)",
   "  /acp explain ID  who pruned a part and why (ID: t1bz as in [acp:t1bz], or a part id prt_…)",
-  "  /acp restore ID  show a pruned part in full again",
+  "  /acp restore ID  show a part in full again and keep it so (no rule prunes it)",
 ].join("\n");
 
 /** "1 re-run, 2 restored by the agent, 1 by you": who regretted a rule's prunes; "" when nobody did. */
@@ -126,10 +126,21 @@ export function protectedText(pruner: AcpPruner): string {
 function named(pruner: AcpPruner, sessionID: string, raw: string, graph: Graph): { shown: string; partId?: string; label: string } {
   const state = pruner.state(sessionID);
   const { shown, partId } = partOf(state.ids, raw, (id) => graph.byId.has(id) || state.decisions[id] !== undefined || state.manual?.[id] !== undefined, idTags(OPENCODE.idTag));
+  return { shown, partId, label: labelOf(shown, partId, graph) };
+}
+
+/** "t1bz (prt_…, read src/a.ts)": the id shown, the part id when it differs, and what the part is. */
+function labelOf(shown: string, partId: string | undefined, graph: Graph): string {
   const part = partId ? graph.byId.get(partId)?.part : undefined;
   const what = part ? (part.type === "tool" ? callLabel(part) : part.type === "text" ? "message" : part.type) : undefined;
   const ids = [shown !== partId ? partId : undefined, what].filter(Boolean).join(", ");
-  return { shown, partId, label: ids ? `${shown} (${ids})` : shown };
+  return ids ? `${shown} (${ids})` : shown;
+}
+
+/** A part the engine named by its part id, as the user knows it: its [acp:…] id where it has one. */
+function labelOfPart(pruner: AcpPruner, sessionID: string, partId: string, graph: Graph): string {
+  const short = Object.entries(pruner.state(sessionID).ids ?? {}).find(([, p]) => p === partId)?.[0];
+  return labelOf(short ?? partId, partId, graph);
 }
 
 const unknownId = (cmd: string, shown: string) =>
@@ -168,10 +179,24 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
     .join("\n");
 }
 
+/**
+ * /acp restore: the part is sent in full from the next request and pinned (no rule prunes it
+ * again), whether it was pruned, waited to be, or neither; its pruned newer views of the same
+ * thing come back with it (AcpPruner.restoreReport). The reply says which of these it was.
+ */
 export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
-  const who = named(pruner, sessionID, raw, buildGraph(messages, undefined, { host: OPENCODE }));
+  const graph = buildGraph(messages, undefined, { host: OPENCODE });
+  const who = named(pruner, sessionID, raw, graph);
   if (!who.partId) return unknownId("restore", who.shown);
-  return pruner.restore(sessionID, who.partId, "user") ? `acp: ${who.label} restored; it is sent in full from the next request.` : `acp: ${who.label} is not pruned.`;
+  const r = pruner.restoreReport(sessionID, who.partId, "user", messages);
+  const newer = r.newer.length === 0 ? "" : ` Restored with it, so that an older view is never sent in full while a newer view of the same thing is hidden: ${r.newer.map((id) => labelOfPart(pruner, sessionID, id, graph)).join(", ")}.`;
+  if (r.restored) return `acp: ${who.label} restored; it is sent in full from the next request.${newer}`;
+  if (r.waiting.length > 0) {
+    const tokens = r.waiting.reduce((m, w) => Math.max(m, w.tokens ?? 0), 0);
+    return `acp: ${who.label} was not pruned yet: ${rulesText(r.waiting)} waited to prune it (the commit policy held the change for a batch${tokens > 0 ? `; it would save ${fmt(tokens)} tokens` : ""}). It is pinned now: it stays in full, and no rule prunes it.${newer}`;
+  }
+  if (r.wasPinned) return `acp: ${who.label} is not pruned: it was restored before, and no rule prunes it.${newer}`;
+  return `acp: ${who.label} is not pruned. It is pinned now: no rule prunes it from here on.${newer}`;
 }
 
 export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined): string {

@@ -2,7 +2,8 @@
 // session's prunes, per rule) and the regret signal (a pruned part restored by the user with
 // /acp restore or by the agent with context_prune, a call re-run while its output was hidden).
 // Session A (one `opencode run`) reads notes.txt three times: the two older reads are
-// superseded; the user restores one of them. Session B (another process) reads other.txt twice
+// superseded; the user restores the second (restoring the first would bring the second back with
+// it: an older view is never in full while a newer one is hidden). Session B (another process) reads other.txt twice
 // (one prune), the agent discards the second read, reads the file again (a re-run of a hidden
 // output) and restores the discarded read. `/acp stats` in a fourth process shows both sessions.
 import fs from "node:fs";
@@ -54,14 +55,14 @@ describe("/acp stats: all-time figures and regret, across sessions and processes
     const notes = path.join(ws.projectDir, "notes.txt");
     const other = path.join(ws.projectDir, "other.txt");
     // session A: three identical reads, the older two superseded
-    let firstRead = "";
+    let secondRead = "";
     ws.model.enqueue(
       { toolCalls: [call("call_a1", "read", { filePath: notes })] },
+      { toolCalls: [call("call_a2", "read", { filePath: notes })] },
       (req) => {
-        firstRead = idIn(req, "call_a1");
-        return { toolCalls: [call("call_a2", "read", { filePath: notes })] };
+        secondRead = idIn(req, "call_a2");
+        return { toolCalls: [call("call_a3", "read", { filePath: notes })] };
       },
-      { toolCalls: [call("call_a3", "read", { filePath: notes })] },
       { text: "Read it three times." },
     );
     const a = await ws.run("Read notes.txt three times", { timeoutMs: RUN_TIMEOUT });
@@ -90,7 +91,7 @@ describe("/acp stats: all-time figures and regret, across sessions and processes
     expect(toolResult(b.requests[5], "call_b2")).toContain("other line 30");
 
     // the user restores one of A's prunes (a third process)
-    await ws.run(`restore ${firstRead}`, { session: a.sessionID, command: "acp", timeoutMs: RUN_TIMEOUT });
+    await ws.run(`restore ${secondRead}`, { session: a.sessionID, command: "acp", timeoutMs: RUN_TIMEOUT });
 
     // and asks for the stats in session B (a fourth process)
     const requestsBefore = ws.model.requests.length;

@@ -255,10 +255,17 @@ function replaySession(file: string, preset: string, v: Violations, stateDir: st
       if (got !== rawParts.get(id)!.json) v.add("e", `${name} ${id}`, `${name} ${label} ${id}: the restored part renders ${clip(got)} instead of ${clip(rawParts.get(id)!.json)}`);
     }
   };
-  const restore = (id: string) => pruner.restore(sid, id) || v.add("e", `${name} ${id}`, `${name} ${id}: restore returned false`);
+  // a restore brings the part's pruned newer views of the same thing back with it: they render the
+  // original bytes too, and a later restore of one of them finds nothing to do
+  const restore = (id: string): string[] => {
+    if (!pruner.state(sid).decisions[id]) return []; // restored already, as a newer view
+    const r = pruner.restoreReport(sid, id);
+    if (!r.restored) v.add("e", `${name} ${id}`, `${name} ${id}: restore returned false`);
+    return [id, ...r.newer];
+  };
   for (const id of ids.slice(0, 3)) {
-    restore(id);
-    check([id], "one-by-one");
+    const back = restore(id);
+    if (back.length > 0) check(back, "one-by-one");
   }
   ids.slice(3).forEach(restore);
   if (ids.length > 3) check(ids.slice(3), "all-at-once");

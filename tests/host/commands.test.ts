@@ -141,7 +141,9 @@ describe("/acp commands", () => {
       `  - stale-tool-output: does not match: ageTurns = 0 (greaterThanInclusive 1); idleTurns = 0 (greaterThanInclusive 2)`,
       `  - idle-large-output: does not match: idleCalls = 1 (greaterThanInclusive 20)`,
     ].join("\n"));
-    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned.`);
+    // a part nothing prunes is pinned: it stays in full whatever rule would want it later
+    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned. It is pinned now: no rule prunes it from here on.`);
+    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned: it was restored before, and no rule prunes it.`);
     for (const cmd of ["explain", "restore"]) {
       expect(runCommand(p, SID, `${cmd} tzzz`, h)).toBe(`acp ${cmd}: unknown id "tzzz". Ids are the ones in [acp:…] tags, such as t1bz, or part ids (prt_…).`);
       expect(runCommand(p, SID, `${cmd} prt_nope`, h)).toMatch(new RegExp(`^acp ${cmd}: unknown id "prt_nope"`));
@@ -215,6 +217,64 @@ describe("/acp commands", () => {
     expect(p.manual(SID, { action: "discard", targets: [t2] }, h).ok).toBe(true);
     p.transform(structuredClone(h));
     expect(runCommand(p, SID, `explain ${t2}`, h)).toMatch(new RegExp(`^acp explain ${t2} \\(prt_c2, bash git status\\): discarded by the agent with context_prune \\(\\d+ tokens saved\\)$`));
+  });
+
+  /** balanced's commit policy: the first ls is superseded, but the change to the sent prefix waits for a batch. */
+  function waitingLs() {
+    const h = [user("go"), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 40), id: "prt_ls1" }]), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 41), id: "prt_ls2" }]), assistant([], "done")];
+    const transformAll = (p: ReturnType<typeof createPruner>) => {
+      for (let i = 2; i <= h.length; i++) p.transform(structuredClone(h.slice(0, i)));
+    };
+    return { h, transformAll };
+  }
+  const HOUR = 3_600_000;
+
+  it("restore of a part whose prune waits for the commit policy pins it: the reply says so, and the prune never lands", () => {
+    const { h, transformAll } = waitingLs();
+    const p = createPruner({ config: { tool: false } });
+    transformAll(p);
+    expect(runCommand(p, SID, "explain prt_ls1", h)).toMatch(/- identical-call: matches \(superseded by prt_ls2\); waits for the commit policy \(would save [\d,]+ tokens\)/);
+    expect(runCommand(p, SID, "restore prt_ls1", h)).toMatch(
+      /^acp: prt_ls1 \(bash ls\) was not pruned yet: rule "identical-call" waited to prune it \(the commit policy held the change for a batch; it would save \d+ tokens\)\. It is pinned now: it stays in full, and no rule prunes it\.$/,
+    );
+    expect(runCommand(p, SID, "explain prt_ls1", h)).toContain("- identical-call: matches, but the part was restored, and rules leave a restored part alone");
+    // the cache expires: what waited applies for free, but not on the pinned part
+    const next = structuredClone(h);
+    p.transform(next, { now: Date.now() + 2 * HOUR });
+    expect(toolPart(next, "prt_ls1")?.state?.output).toBe(bigText("ls one", 40));
+    expect(runCommand(p, SID, "stats", [])).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
+  });
+
+  it("restore of a waiting prune works in a new process (opencode run --command acp), from the history", () => {
+    const { h, transformAll } = waitingLs();
+    const dir = mkdtempSync(join(tmpdir(), "acp-restore-"));
+    transformAll(createPruner({ config: { tool: false }, stateDir: dir }));
+    const fresh = createPruner({ config: { tool: false }, stateDir: dir });
+    expect(runCommand(fresh, SID, "restore prt_ls1", h)).toMatch(/^acp: prt_ls1 \(bash ls\) was not pruned yet: rule "identical-call" waited to prune it/);
+    const next = structuredClone(h);
+    createPruner({ config: { tool: false }, stateDir: dir }).transform(next, { now: Date.now() + 2 * HOUR });
+    expect(toolPart(next, "prt_ls1")?.state?.output).toBe(bigText("ls one", 40));
+  });
+
+  it("restore of an older view restores its pruned newer views too, names them, and every view goes out exactly", () => {
+    // src/calc.ts read in turns 1, 2 and 3 (the first two superseded), then the newest read cleared by age
+    const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
+    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
+    for (let t = 4; t < 12; t++) h.push(user(`t${t}`), assistant([{ tool: "bash", input: { command: `echo ${t}` }, output: "ok" }]), assistant([], "done"));
+    const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
+    for (let i = 1; i <= h.length; i++) if (i === h.length || h[i].info.role === "assistant") p.transform(structuredClone(h.slice(0, i)));
+    expect(p.explain(SID).filter((e) => e.tokensSaved > 0).map((e) => [e.partId, e.rule])).toEqual([["prt_r1", "identical-call"], ["prt_r2", "identical-call"], ["prt_r3", "stale-read"]]);
+    const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)![0];
+    const [r1, r2, r3] = [idOf("prt_r1"), idOf("prt_r2"), idOf("prt_r3")];
+    expect(runCommand(p, SID, `restore ${r1}`, h)).toBe(
+      `acp: ${r1} (prt_r1, read src/calc.ts) restored; it is sent in full from the next request. Restored with it, so that an older view is never sent in full while a newer view of the same thing is hidden: ${r2} (prt_r2, read src/calc.ts), ${r3} (prt_r3, read src/calc.ts).`,
+    );
+    const next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_r1")?.state?.output).toBe(`${bigText("calc v1", 120)}\n[acp:${r1}]`);
+    expect(toolPart(next, "prt_r2")?.state?.output).toBe(`${bigText("calc v2", 120)}\n[acp:${r2}]`);
+    expect(toolPart(next, "prt_r3")?.state?.output).toBe(`${bigText("calc v3", 120)}\n[acp:${r3}]`);
+    expect(runCommand(p, SID, "stats", [])).toMatch(/\n  identical-call\s+0 parts\s+0 tokens  \(regret: restored 1 by you\)/);
   });
 
   it("unknown subcommands get the help", () => {

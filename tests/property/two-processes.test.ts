@@ -125,11 +125,14 @@ function replay(messages: Message[], ops: Op[]): string[] {
       counts.restores++;
       const partId = parts[op.pick % parts.length];
       changed[op.who] = true;
-      if (p.restore(sid, partId)) {
-        restored.set(partId, k);
-        discarded.delete(partId);
-        for (const slot of SLOTS) decided.delete(`${partId} ${slot}`);
-      }
+      // its pruned newer views of the same thing come back (and are pinned) with it
+      const back = p.restoreReport(sid, partId, "user", history);
+      if (back.restored)
+        for (const id of [partId, ...back.newer]) {
+          restored.set(id, k);
+          discarded.delete(id);
+          for (const slot of SLOTS) decided.delete(`${id} ${slot}`);
+        }
     }
     const errors = sink.take();
     if (errors.length) violations.push(`${where}: swallowed ${(errors[0].error as Error)?.stack ?? errors[0].error}`);
