@@ -48,6 +48,12 @@ function hash36(s: string): string {
   return h.toString(36).padStart(7, "0");
 }
 
+/** The id the model and the user know a part by (its [acp:…] tag), or the part id where it has none. */
+export function shownIdOf(ids: Record<string, string> | undefined, partId: string): string {
+  for (const [id, p] of Object.entries(ids ?? {})) if (p === partId) return id;
+  return partId;
+}
+
 /** The id of a part: the kind letter and the shortest prefix of its hash (3+ chars) not taken by another part. */
 export function idFor(partId: string, ids: Record<string, string>, kind: IdKind = "t"): string {
   const h = hash36(partId);

@@ -10,7 +10,7 @@ import type { Message, Part } from "../graph/types.js";
 import { describeCall } from "./actions/describe.js";
 import type { Patch } from "./actions/index.js";
 import { idTags, type IdTags } from "./id-tags.js";
-import { partOf } from "./ids.js";
+import { partOf, shownIdOf } from "./ids.js";
 import { patchChars, slotChars } from "./render.js";
 import { touch, type SessionState } from "./state.js";
 import type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
@@ -136,17 +136,11 @@ export interface RestoreOutcome {
   wasPinned: boolean;
 }
 
-/** The id the model knows a part by (its [acp:…] tag), or the part id. */
-function shortIdOf(state: SessionState, partId: string): string {
-  for (const [id, p] of Object.entries(state.ids ?? {})) if (p === partId) return id;
-  return partId;
-}
-
 /** The answer to one restore target. */
 function restoreLine(id: string, node: PartNode, r: RestoreOutcome, state: SessionState): string {
   const what = node.part.type === "tool" ? "output" : "text";
   const newer = r.newer.length
-    ? `; its newer views of the same thing ${r.newer.map((p) => shortIdOf(state, p)).join(", ")} were pruned and are restored with it (an older view is never shown in full while a newer one is hidden)`
+    ? `; its newer views of the same thing ${r.newer.map((p) => shownIdOf(state.ids, p)).join(", ")} were pruned and are restored with it (an older view is never shown in full while a newer one is hidden)`
     : "";
   if (r.restored) return `${id}: restored; the full ${what} is back from the next step${newer}`;
   if (r.waiting.length > 0) return `${id}: was not pruned yet, but ${rulesText(r.waiting)} waited to prune it; it now stays in full${newer}`;

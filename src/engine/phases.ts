@@ -146,7 +146,9 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   // regret: the model's answer to the last request re-ran calls whose output it had hidden; a rule
   // with regretLimit events in this session decides no new parts (its earlier decisions stay)
   const sentIdx = sentMessageIndex(); // the previous call's prompt ended at this message
-  let providerLastUser: number | undefined; // the last user message the provider receives content of (unseen)
+  let lastUserSent: number | undefined;
+  /** The last user message the provider receives any content of (prompt.ts), once per call. */
+  const providerLastUser = () => (lastUserSent ??= lastUserIndex(graph.messages, rt.host));
   if (noteReruns(state, nodes, rt.slots, rt.reruns, sentIdx) > 0) rt.backedOff.forget();
   const backedOff = rt.backedOff.rules(state, policy.regretLimit ?? 0);
 
@@ -458,8 +460,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
   function unseen(n: PartNode, sentIdx: number): boolean {
     if (n.msgIndex > sentIdx) return true;
     if (n.part.type !== "reasoning" || !rt.host.dropsAtNextTurn(n.part)) return false;
-    providerLastUser ??= lastUserIndex(graph.messages, rt.host);
-    return n.msgIndex < providerLastUser;
+    return n.msgIndex < providerLastUser();
   }
 
   /** The first node index among pending wants and the parked ones counted beside them. */
@@ -781,7 +782,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     const msgs = graph.messages;
     if (sentIdx < 0 || graph.lastUserMsgIndex <= sentIdx) return Infinity;
     // the provider's last user message is the last one it receives any content of (prompt.ts)
-    if (lastUserIndex(msgs, rt.host) <= sentIdx) return Infinity; // no new user message it receives
+    if (providerLastUser() <= sentIdx) return Infinity; // no new user message it receives
     const sentUser = lastUserIndex(msgs, rt.host, sentIdx); // the last call sent the reasoning after this message
     let lo = 0; // nodes are in message order: the first node after sentUser
     for (let hi = nodes.length; lo < hi; ) {

@@ -473,19 +473,17 @@ export class SessionRuntime {
     this.keyPart.fill(undefined); // no reference to the part's node stays behind
   }
 
-  /** Marks the older members of `group` that `n` supersedes; marked members leave the group's open list. (spares() makes the same checks for explain: keep them alike.) */
+  /** Marks the older members of `group` that `n` supersedes; marked members leave the group's open list. */
   private supersedeOlder(r: CompiledRule, n: PartNode, group: Group, newerIsMember: boolean) {
     const nodes = this.graph.nodes;
-    const keepNewest = r.options.keepNewest === true && !newerIsMember;
-    const span = r.range ? spanOf(n, r.range) : undefined;
-    const replaced = r.overlap ? linesOf(n, r.overlap.newer) : undefined;
+    const newer = newerView(r, n, newerIsMember); // once for the whole group
     const open = group.open;
     let kept = 0;
     for (let g = 0; g < open.length; g++) {
       const i = open[g];
       const older = nodes[i];
       if (this.marks.has(older.part.id)) continue; // marked for good (by any rule): never looked at again
-      if ((keepNewest && i === group.newest) || (span && !coversSpan(span, older, r.range!)) || (replaced && !sharesLine(older, r.overlap!.older, replaced))) {
+      if (spareOf(r, older, i === group.newest, newer) !== undefined) {
         open[kept++] = i;
         continue;
       }
@@ -596,20 +594,35 @@ function spanOf(n: PartNode, range: { offset: string; limit: string }): [number,
 /** What keeps a newer part of a supersede key from superseding an older one (spares). */
 export type Spare = "keepNewest" | "range" | "overlap";
 
+/** What a newer part of a key brings to the supersede checks, computed once per newer part. */
+interface NewerView {
+  /** keepNewest applies: the newer part is a `by`-only part, which never supersedes the newest `when` member. */
+  keepNewest: boolean;
+  /** Its line range (range rules). */
+  span?: [number, number];
+  /** The lines it replaces (overlap rules). */
+  replaced?: Set<string>;
+}
+
+function newerView(r: CompiledRule, n: PartNode, newerIsMember: boolean): NewerView {
+  return { keepNewest: r.options.keepNewest === true && !newerIsMember, span: r.range ? spanOf(n, r.range) : undefined, replaced: r.overlap ? linesOf(n, r.overlap.newer) : undefined };
+}
+
+/** Why the newer part (its view) does not supersede `older`, or undefined when it does: the checks supersedeOlder and spares share. */
+function spareOf(r: CompiledRule, older: PartNode, olderIsNewest: boolean, newer: NewerView): Spare | undefined {
+  if (newer.keepNewest && olderIsNewest) return "keepNewest";
+  if (newer.span && !coversSpan(newer.span, older, r.range!)) return "range";
+  if (newer.replaced && !sharesLine(older, r.overlap!.older, newer.replaced)) return "overlap";
+  return undefined;
+}
+
 /**
  * Why `newer` (of `older`'s key, admitted by the rule's `by`) does not supersede `older` under `r`;
- * undefined when it does. The checks of SessionRuntime.supersedeOlder, made again for explain
- * (why-not.ts): that one computes the newer part's span and lines once for a whole group, so it
- * does not call this. `newerIsMember`: `newer` meets the rule's `when`; `olderIsNewest`: no other
- * `when` member of the key lies between them.
+ * undefined when it does (explain, why-not.ts). `newerIsMember`: `newer` meets the rule's `when`;
+ * `olderIsNewest`: no other `when` member of the key lies between them.
  */
 export function spares(r: CompiledRule, older: PartNode, newer: PartNode, newerIsMember: boolean, olderIsNewest: boolean): Spare | undefined {
-  if (r.options.keepNewest === true && !newerIsMember && olderIsNewest) return "keepNewest";
-  const span = r.range ? spanOf(newer, r.range) : undefined;
-  if (span && !coversSpan(span, older, r.range!)) return "range";
-  const replaced = r.overlap ? linesOf(newer, r.overlap.newer) : undefined;
-  if (replaced && !sharesLine(older, r.overlap!.older, replaced)) return "overlap";
-  return undefined;
+  return spareOf(r, older, olderIsNewest, newerView(r, newer, newerIsMember));
 }
 
 /** A newer view (its span) covers an older one when its line range contains the older range (no range = whole file). */

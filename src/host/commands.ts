@@ -5,7 +5,7 @@ import { idTags } from "../engine/id-tags.js";
 import { OPENCODE } from "./profile.js";
 import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
-import { partOf } from "../engine/ids.js";
+import { partOf, shownIdOf } from "../engine/ids.js";
 import { manualBy, rulesText, type ManualEntry } from "../engine/manual.js";
 import { describeStanding } from "../engine/why-not.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
@@ -139,8 +139,7 @@ function labelOf(shown: string, partId: string | undefined, graph: Graph): strin
 
 /** A part the engine named by its part id, as the user knows it: its [acp:…] id where it has one. */
 function labelOfPart(pruner: AcpPruner, sessionID: string, partId: string, graph: Graph): string {
-  const short = Object.entries(pruner.state(sessionID).ids ?? {}).find(([, p]) => p === partId)?.[0];
-  return labelOf(short ?? partId, partId, graph);
+  return labelOf(shownIdOf(pruner.state(sessionID).ids, partId), partId, graph);
 }
 
 const unknownId = (cmd: string, shown: string) =>
