@@ -14,6 +14,7 @@ export interface FactContext {
   idleTurns(node: PartNode): number;
   /** Tool calls since the part was last in use (engine/use.ts). */
   idleCalls(node: PartNode): number;
+  idleWorkCalls(node: PartNode): number;
   /** User turns since a message the user typed named the part's file; Infinity: never (engine/use.ts). */
   userNamedTurns(node: PartNode): number;
   /** User turns the part's subject was in use in so far (engine/use.ts). */
@@ -60,6 +61,7 @@ const GETTERS: Record<FactName, FactGetter> = {
   afterLastUser: (n) => n.ageTurns === 0,
   idleTurns: (n, c) => c.idleTurns(n),
   idleCalls: (n, c) => c.idleCalls(n),
+  idleWorkCalls: (n, c) => c.idleWorkCalls(n),
   userNamedTurns: (n, c) => c.userNamedTurns(n),
   useTurns: (n, c) => c.useTurns(n),
   changeTurns: (n, c) => c.changeTurns(n),
@@ -81,9 +83,9 @@ export type Clock = "turns" | "calls" | "tokens";
  * Facts that never grow faster than their clock while the history only grows at its end: a part's
  * value on a later call is at most its value now plus the clock's growth since (wake.ts). The
  * getters above read them from the graph's clock and from when a part was last in use, which only
- * moves later (so idleTurns and idleCalls may also drop).
+ * moves later (so idleTurns, idleCalls and idleWorkCalls may also drop).
  */
-export const GROWTH: Partial<Record<string, Clock>> = { ageTurns: "turns", idleTurns: "turns", ageCalls: "calls", idleCalls: "calls", userNamedTurns: "turns", toolTokensNewer: "tokens" };
+export const GROWTH: Partial<Record<string, Clock>> = { ageTurns: "turns", idleTurns: "turns", ageCalls: "calls", idleCalls: "calls", idleWorkCalls: "calls", userNamedTurns: "turns", toolTokensNewer: "tokens" };
 
 export const FACTS: FactDef[] = FACT_DECLS.map((d) => ({ ...d, get: GETTERS[d.name as FactName] }));
 export const factByName = new Map(FACTS.map((f) => [f.name, f]));

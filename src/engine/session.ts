@@ -196,6 +196,7 @@ export class SessionRuntime {
       decidedRule: (n) => this.decidedNow.get(n.index) ?? this.committedRule(n),
       idleTurns: (n) => this.use?.idleTurns(n) ?? n.ageTurns,
       idleCalls: (n) => this.use?.idleCalls(n) ?? n.ageCalls,
+      idleWorkCalls: (n) => this.use?.idleWorkCalls(n) ?? n.ageCalls,
       userNamedTurns: (n) => this.use?.userNamedTurns(n) ?? Infinity,
       useTurns: (n) => this.use?.useTurns(n) ?? 1,
       changeTurns: (n) => this.use?.changeTurns(n) ?? 0,
@@ -509,7 +510,7 @@ export class SessionRuntime {
 }
 
 /** Facts that read when parts were last in use (engine/use.ts): tracked only when a rule reads one. */
-const USE_FACTS = new Set(["idleTurns", "idleCalls", "userNamedTurns", "useTurns", "changeTurns"]);
+const USE_FACTS = new Set(["idleTurns", "idleCalls", "idleWorkCalls", "userNamedTurns", "useTurns", "changeTurns"]);
 
 /** A condition reads a use fact: as a leaf's fact or as a fact its value refers to. */
 function readsUse(cond: ConditionNode | undefined): boolean {

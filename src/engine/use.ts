@@ -107,11 +107,15 @@ export class UseTracker {
   /** output line → the newest node whose output holds it. */
   private readonly lines = new Map<string, number>();
 
+  /** work[k]: how many of the first k tool calls brought something (idleWorkCalls; briefCall). */
+  private readonly work: number[] = [0];
+
   /** Records one part, in history order (each node once). */
   see(n: PartNode): void {
     const p = n.part;
     const assistant = n.message.info?.role === "assistant";
     if (p.type === "tool") {
+      if (this.work.length === n.callIndex + 1) this.work.push(this.work[n.callIndex] + (briefCall(p) ? 0 : 1));
       const input = p.state?.input;
       if (isObject(input)) {
         const use = useOf(n);
@@ -188,6 +192,15 @@ export class UseTracker {
     return Math.max(0, callsThrough(n) + n.ageCalls - this.lastCalls);
   }
 
+  /** idleCalls, counting only the calls that brought something (not briefCall). */
+  idleWorkCalls(n: PartNode): number {
+    this.lastUse(n, this.changed);
+    const now = callsThrough(n) + n.ageCalls;
+    // a call not seen yet (the tracker lags the graph) counts as work
+    const workAt = (k: number) => (k < this.work.length ? this.work[k] : this.work[this.work.length - 1] + k - (this.work.length - 1));
+    return Math.max(0, workAt(now) - workAt(this.lastCalls));
+  }
+
   /** User turns its subject was in use in so far (its own included): the most of any subject. */
   useTurns(n: PartNode): number {
     return mostTurns(this.turnsInUse, this.subjectsOf(n).inUse);
@@ -251,6 +264,21 @@ export class UseTracker {
     this.lastTurn = turn;
     this.lastCalls = calls;
   }
+}
+
+/** Under this many characters, an output that names no file and carries no content adds nothing the agent reads. */
+const BRIEF_CHARS = 100;
+
+/**
+ * A call that brought nothing to work from: it names no file, carries no content and returns a line
+ * or two (mkdir, git add, a task update). The agent's attention did not move to anything new, so
+ * such calls do not make other outputs idle (idleWorkCalls; docs/tuning.md, session 23).
+ */
+function briefCall(p: PartNode["part"]): boolean {
+  const input = p.state?.input;
+  const out = p.state?.output;
+  if (p.state?.status !== "completed" || typeof out !== "string" || out.length >= BRIEF_CHARS) return false;
+  return isObject(input) && !carriesContent(input) && subjectFiles(input).length === 0;
 }
 
 /** Counts `turn` for `key` once (turns arrive in order). */

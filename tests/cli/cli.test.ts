@@ -232,7 +232,7 @@ describe("acp explain", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/\npart prt_0000418 is not pruned at call 115\n/);
     expect(r.out).toMatch(/\n {2}stale-shell-output: does not match: ageTurns = 0 \(greaterThanInclusive 1\); idleTurns = 0 \(greaterThanInclusive 3\)\n {4}\[.*rules\/age\.yaml:\d+:\d+\]\n {4}✗ all\n/);
-    expect(r.out).toMatch(/\n {2}idle-large-output: does not match: idleCalls = 1 \(greaterThanInclusive 20\); changeTurns = 1 \(lessThan 1\) or idleCalls = 1 \(greaterThanInclusive 60\)\n/);
+    expect(r.out).toMatch(/\n {2}idle-large-output: does not match: idleCalls = 1 \(greaterThanInclusive 20\); idleWorkCalls = 0 \(greaterThanInclusive 17\); changeTurns = 1 \(lessThan 1\) or idleCalls = 1 \(greaterThanInclusive 60\) and idleWorkCalls = 0 \(greaterThanInclusive 60\)\n/);
     const missing = await run("explain", "examples/session.json", "--part", "prt_nope");
     expect(missing).toEqual({ code: 2, out: "", err: "error: --part prt_nope: no such part in the prompt of call 115\n" });
   });

@@ -93,7 +93,7 @@ describe("/acp commands in the real host", () => {
     // a part no rule pruned, asked in a new process: the rules that consider it and where each stands
     expect(texts[3]).toMatch(new RegExp(`^acp explain ${freshId} \\(prt_\\w+, read \\S*notes\\.txt\\): not pruned\\. Rules that consider it:\\n`));
     expect(texts[3]).toMatch(/\n {2}- read-supersedes-read: no newer part with the same key \("file:\/\S*notes\.txt"\)\n/);
-    expect(texts[3]).toMatch(/\n {2}- idle-large-output: does not match: idleCalls = 0 \(greaterThanInclusive 20\); userNamedTurns = 0 \(greaterThanInclusive 4\)$/);
+    expect(texts[3]).toMatch(/\n {2}- idle-large-output: does not match: idleCalls = 0 \(greaterThanInclusive 20\); idleWorkCalls = 0 \(greaterThanInclusive 17\); userNamedTurns = 0 \(greaterThanInclusive 4\)$/);
   }, RUN_TIMEOUT);
 
   it("/acp stats makes no model request and stores its reply as an ignored message", async () => {

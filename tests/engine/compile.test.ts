@@ -21,6 +21,7 @@ function ctx(over: Partial<FactContext> = {}): FactContext {
     supersededRule: () => undefined,
     idleTurns: () => 0,
     idleCalls: () => 0,
+    idleWorkCalls: () => 0,
     userNamedTurns: () => Infinity,
     useTurns: () => 1,
     changeTurns: () => 0,

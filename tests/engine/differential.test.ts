@@ -251,6 +251,7 @@ function probeContext(): FactContext {
     supersededRule: (n) => (n.index % 5 === 0 ? "identical-call" : undefined),
     idleTurns: (n) => n.ageTurns,
     idleCalls: (n) => n.ageCalls,
+    idleWorkCalls: (n) => n.ageCalls,
     userNamedTurns: (n) => (n.index % 4 === 0 ? 1 : Infinity),
     useTurns: (n) => 1 + (n.index % 5),
     changeTurns: (n) => n.index % 3,

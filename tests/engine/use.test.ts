@@ -15,7 +15,7 @@ const tool = (name: string, input: Record<string, unknown>, output = "") => ({ t
 const LONG = (s: string) => `${s} ${"and a line long enough to count as a quote".repeat(1)}`;
 
 /** A measure of the first part of message `at`, read from a use tracker that saw the whole history. */
-function measured(measure: "idleTurns" | "idleCalls" | "userNamedTurns" | "useTurns" | "changeTurns", history: Message[], at: number): number {
+function measured(measure: "idleTurns" | "idleCalls" | "idleWorkCalls" | "userNamedTurns" | "useTurns" | "changeTurns", history: Message[], at: number): number {
   const g = buildGraph(history, undefined, { host: OPENCODE });
   const use = new UseTracker();
   for (const n of g.nodes) use.see(n);
@@ -92,6 +92,30 @@ describe("idleCalls", () => {
     // a long single-line string is content: a use whatever it returns
     const long = msg("assistant", [tool("edit", { filePath: "/src/app.ts", oldString: "x".repeat(301), newString: "y" }, "12: line\n".repeat(60))]);
     expect(idleCalls([msg("user", [{ type: "text", text: "look" }]), read(), other(1), long, other(2)], 1)).toBe(1);
+  });
+});
+
+describe("idleWorkCalls", () => {
+  const work = (history: Message[], at: number) => measured("idleWorkCalls", history, at);
+  const calls = (history: Message[], at: number) => measured("idleCalls", history, at);
+  const read = () => msg("assistant", [tool("read", { filePath: "/src/app.ts" }, `1: ${LONG("export const app = 1")}`)]);
+  const listing = (i: number) => msg("assistant", [tool("bash", { command: `ls dir${i}` }, "a.ts\n".repeat(40))]);
+  const brief = (i: number) => msg("assistant", [tool("bash", { command: `git add part${i}` }, "")]);
+  const update = (i: number) => msg("assistant", [tool("taskupdate", { taskId: String(i), status: "completed" }, "Updated task #" + i)]);
+
+  it("counts only the calls that brought something: a call naming no file, carrying no content and returning a line or two does not count", () => {
+    const h = [msg("user", [{ type: "text", text: "look" }]), read(), brief(1), update(2), listing(3), update(4), listing(5)];
+    expect(calls(h, 1)).toBe(5);
+    expect(work(h, 1)).toBe(2);
+  });
+
+  it("a brief call that names a file, carries content or failed still counts, and a use restarts the count as for idleCalls", () => {
+    const touch = msg("assistant", [tool("bash", { command: "true", path: "/src/other.ts" }, "")]);
+    const script = msg("assistant", [tool("bash", { command: "python3 -c '\nprint(1)\n'" }, "1")]);
+    const failed = msg("assistant", [{ type: "tool", tool: "bash", callID: "cf", state: { status: "error", input: { command: "make" }, error: "exit 2" } }]);
+    expect(work([msg("user", [{ type: "text", text: "look" }]), read(), touch, script, failed, brief(1)], 1)).toBe(3);
+    const quote = msg("assistant", [tool("write", { filePath: "/src/b.ts", content: LONG("export const app = 1") })]);
+    expect(work([msg("user", [{ type: "text", text: "look" }]), read(), listing(1), quote, brief(2), listing(3)], 1)).toBe(1);
   });
 });
 

@@ -139,7 +139,7 @@ describe("/acp commands", () => {
       `  - identical-call: no newer part with the same key ("grep:{\\"pattern\\":\\"x\\"}")`,
       `  - grep-repeat: no newer part with the same key ("grep::x:")`,
       `  - stale-tool-output: does not match: ageTurns = 0 (greaterThanInclusive 1); idleTurns = 0 (greaterThanInclusive 2)`,
-      `  - idle-large-output: does not match: idleCalls = 1 (greaterThanInclusive 20)`,
+      `  - idle-large-output: does not match: idleCalls = 1 (greaterThanInclusive 20); idleWorkCalls = 1 (greaterThanInclusive 17)`,
     ].join("\n"));
     // a part nothing prunes is pinned: it stays in full whatever rule would want it later
     expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned. It is pinned now: no rule prunes it from here on.`);

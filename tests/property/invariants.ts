@@ -149,7 +149,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     for (const n of g.nodes) use.see(n);
     for (const n of g.nodes)
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), userNamedTurns: (n) => use.userNamedTurns(n), useTurns: (n) => use.useTurns(n), changeTurns: (n) => use.changeTurns(n), promptTokens };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), idleWorkCalls: (n) => use.idleWorkCalls(n), userNamedTurns: (n) => use.userNamedTurns(n), useTurns: (n) => use.useTurns(n), changeTurns: (n) => use.changeTurns(n), promptTokens };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;
