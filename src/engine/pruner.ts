@@ -83,8 +83,13 @@ export interface AcpPruner extends Pruner {
   readonly resolved: ResolvedRules;
   readonly problems: Problem[];
   readonly config: AcpConfig;
-  /** Result of the last transform per session (for notifications and stats). */
+  /** Result of the last transform per session in this process (for notifications). */
   lastCall(sessionID: string): (CallResult & { sessionID: string }) | undefined;
+  /**
+   * What the session's last request left waiting for the commit policy (prunes of the sent prefix
+   * and the tokens they would free), whichever process made it: undefined when nothing waits.
+   */
+  waiting(sessionID: string): { parts: number; tokens: number } | undefined;
   /** Session state (decisions), loading it from disk if needed. */
   state(sessionID: string): SessionState;
   /**
@@ -365,6 +370,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     const taggedBefore = rt.tagged.length;
     const result = runPhases(rt, resolved.commit, tokens, now);
     rt.state.lastCallAt = now;
+    if (result.pending > 0) rt.state.waiting = { parts: result.pending, tokens: result.pendingTokens };
+    else delete rt.state.waiting;
     if (tool) {
       const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
       if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
@@ -469,6 +476,10 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       return out;
     },
     lastCall: (id) => last.get(id),
+    waiting(sessionID) {
+      const w = runtime(sessionID).state.waiting; // loaded from disk in a new process
+      return w && typeof w.parts === "number" && w.parts > 0 ? { parts: w.parts, tokens: typeof w.tokens === "number" ? w.tokens : 0 } : undefined;
+    },
     allTime(sessionID) {
       if (!options.stats) return undefined;
       recordPending();

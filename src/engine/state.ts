@@ -38,6 +38,11 @@ export interface SessionState {
    * calls made since then are the break-even's estimate of the calls to come before it expires again.
    */
   cachedSince?: number;
+  /**
+   * What the previous call left waiting for the commit policy (prunes of the sent prefix, and the
+   * tokens they would free); none: nothing. /acp stats and budget read it in a new process too.
+   */
+  waiting?: { parts: number; tokens: number };
   decisions: Record<string, DecisionSlots>;
   /** Parts the user or model restored: rules leave them alone from then on. */
   pinned?: Record<string, true>;

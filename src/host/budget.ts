@@ -91,7 +91,7 @@ export function budgetText({ pruner, sessionID, messages, limit }: BudgetInput):
   const state = pruner.state(sessionID); // ids and decisions (loaded from disk in a fresh process)
   const entries = pruner.explain(sessionID);
   const saved = entries.reduce((s, e) => s + e.tokensSaved, 0);
-  const last = pruner.lastCall(sessionID);
+  const waiting = pruner.waiting(sessionID); // also what a request of an earlier process left
   const idByPart = new Map(Object.entries(state.ids ?? {}).map(([id, partId]) => [partId, id]));
   const outputs = prunableOutputs(messages, (p) => idByPart.get(p.id), (id) => Boolean(state.decisions[id]?.output));
 
@@ -109,7 +109,7 @@ export function budgetText({ pruner, sessionID, messages, limit }: BudgetInput):
   if (usage) lines.push(`  input ${fmtK(usage.input)} · cache read ${fmtK(usage.cacheRead)} · cache write ${fmtK(usage.cacheWrite)} · output ${fmtK(usage.output)}`);
   const partsPruned = new Set(entries.filter((e) => e.tokensSaved > 0).map((e) => e.partId)).size; // not markers the provider never sees
   lines.push(`  pruning: ${partsPruned ? `${partsPruned} part${partsPruned === 1 ? "" : "s"} pruned, ${fmtK(saved)} tokens saved on every request (preset ${pruner.resolved.presetName})` : `nothing pruned yet (preset ${pruner.resolved.presetName})`}`);
-  if (last && last.pending > 0) lines.push(`  waiting: ${last.pending} more prune${last.pending === 1 ? "" : "s"} (~${fmtK(last.pendingTokens)}), applied together once they free enough (to spare the prompt cache)`);
+  if (waiting) lines.push(`  waiting: ${waiting.parts} more prune${waiting.parts === 1 ? "" : "s"} (~${fmtK(waiting.tokens)}), applied together once they free enough (to spare the prompt cache)`);
   if (limit.context && limit.output && limit.output < limit.context) lines.push(`  OpenCode compacts the session automatically near ${fmtK(limit.context - limit.output)} (context limit minus max output)`);
   if (outputs.length) {
     lines.push(`  largest tool outputs still sent (ask the agent to discard what it no longer needs, e.g. "discard ${outputs[0].id}"):`);

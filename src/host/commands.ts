@@ -48,6 +48,12 @@ function ruleRows(rules: [string, RuleTotals][], note: (rule: string) => string 
 
 const prunes = (n: number) => `${n} prune${n === 1 ? "" : "s"}`;
 
+/** Is the last request older than the cache lifetime (commit.cacheTtlMinutes)? Then the next one breaks the cache anyway. */
+export function cacheExpiredSince(pruner: AcpPruner, state: { lastCallAt?: number }, now = Date.now()): boolean {
+  const ttl = pruner.resolved.commit.cacheTtlMinutes * 60_000;
+  return ttl > 0 && typeof state.lastCallAt === "number" && now - state.lastCallAt > ttl;
+}
+
 export function statsText(pruner: AcpPruner, sessionID: string): string {
   // A prune that saves nothing (a step marker the host never sends, a short output replaced by its
   // note beside a newer view that went) is not a prune worth counting.
@@ -66,11 +72,13 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
       ? [`acp stats: nothing pruned yet in this session (preset ${pruner.resolved.presetName}).`]
       : [`acp stats (preset ${pruner.resolved.presetName}): ${prunes(parts)}, ${fmt(tokens)} tokens saved per request`, ...ruleRows(totals, note)];
   if (freeNote) lines.push(freeNote);
-  // what the last request left waiting (this process only: a new one has not decided anything yet)
-  const last = pruner.lastCall(sessionID);
-  if (last && last.pending > 0) {
+  // what the last request left waiting (made by this process or an earlier one: the state keeps it)
+  const waiting = pruner.waiting(sessionID);
+  if (waiting) {
     const minTokens = pruner.resolved.commit.minTokens;
-    lines.push(`  waiting: ${prunes(last.pending)} of parts already sent (${fmt(last.pendingTokens)} tokens): they go when the provider's cache breaks anyway (it expired, or a new message of yours makes the provider drop signed reasoning)${minTokens > 0 ? `, once they free ${fmt(minTokens)} tokens` : ""}${pruner.resolved.commit.breakEven > 0 ? ", or once enough requests follow to repay re-writing the cached prompt" : ""}, so it is not re-written for little`);
+    const head = `  waiting: ${prunes(waiting.parts)} of parts already sent (${fmt(waiting.tokens)} tokens)`;
+    if (cacheExpiredSince(pruner, state)) lines.push(`${head}: the provider's cache has expired since the last request, so they go with the next one`);
+    else lines.push(`${head}: they go when the provider's cache breaks anyway (it expired, or a new message of yours makes the provider drop signed reasoning)${minTokens > 0 ? `, once they free ${fmt(minTokens)} tokens` : ""}${pruner.resolved.commit.breakEven > 0 ? ", or once enough requests follow to repay re-writing the cached prompt" : ""}, so it is not re-written for little`);
   }
   if (totals.some(([, r]) => regretTotal(r) > 0))
     lines.push(limit > 0 ? `  regret: a pruned part restored, or its call re-run while hidden; a rule backs off in a session after ${limit} (regretLimit)` : "  regret: a pruned part restored, or its call re-run while hidden (back-off off: regretLimit 0)");

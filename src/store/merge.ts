@@ -79,7 +79,12 @@ export function mergeState(ours: SessionState, disk: SessionState, base: Session
     changed = true;
   }
   ours.calls = Math.max(ours.calls, disk.calls);
-  if (typeof disk.lastCallAt === "number" && !((ours.lastCallAt ?? -Infinity) >= disk.lastCallAt)) ours.lastCallAt = disk.lastCallAt;
+  if (typeof disk.lastCallAt === "number" && !((ours.lastCallAt ?? -Infinity) >= disk.lastCallAt)) {
+    ours.lastCallAt = disk.lastCallAt;
+    // what the newer call left waiting goes with it
+    if (disk.waiting === undefined) delete ours.waiting;
+    else ours.waiting = disk.waiting;
+  }
   if (typeof disk.cachedSince === "number" && !((ours.cachedSince ?? -Infinity) >= disk.cachedSince)) ours.cachedSince = disk.cachedSince;
   return changed;
 }

@@ -64,9 +64,13 @@ function generatedSessions(): GoldenSession[] {
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
-/** The state as it would be saved, less the journal token (random per snapshot). */
+/**
+ * The state as it would be saved, less the journal token (random per snapshot) and `waiting` (what
+ * the call left for the commit policy, a report for /acp stats: the call result it copies is not
+ * hashed either, and the decisions it reports on are).
+ */
 function stateText(state: SessionState): string {
-  const { journal: _journal, ...rest } = state;
+  const { journal: _journal, waiting: _waiting, ...rest } = state;
   return stateJson(rest as SessionState);
 }
 

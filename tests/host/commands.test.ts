@@ -61,6 +61,29 @@ describe("/acp commands", () => {
     expect(text).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): they go when the provider's cache breaks anyway \(it expired, or a new message of yours makes the provider drop signed reasoning\), once they free 50(\.0)?K tokens, or once enough requests follow to repay re-writing the cached prompt, so it is not re-written for little/);
   });
 
+  it("stats and budget in a new process (opencode run --command acp) say what the last request left waiting, from the session's state", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-waiting-"));
+    const h = [user("go"), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls one", 40), id: "prt_ls1" }]), assistant([{ tool: "bash", input: { command: "ls" }, output: bigText("ls two", 41), id: "prt_ls2" }]), assistant([], "done")];
+    const first = createPruner({ config: { tool: false }, stateDir: dir });
+    for (let i = 2; i <= h.length; i++) first.transform(structuredClone(h.slice(0, i)));
+    const inProcess = runCommand(first, SID, "stats", []);
+    expect(inProcess).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): they go when the provider's cache breaks anyway/);
+    // a new process has made no request: it reads what the last one left waiting from the state
+    const fresh = createPruner({ config: { tool: false }, stateDir: dir });
+    expect(runCommand(fresh, SID, "stats", [])).toBe(inProcess);
+    expect(runCommand(createPruner({ config: { tool: false }, stateDir: dir }), SID, "budget", h)).toMatch(/\n {2}waiting: 1 more prune \(~[\d.K]+\), applied together/);
+    // once the cache has expired since that request, the next one takes them: stats says so
+    const expired = createPruner({ config: { tool: false, commit: { cacheTtlMinutes: 0.0001 } }, stateDir: dir });
+    const start = Date.now();
+    while (Date.now() - start < 20);
+    expect(runCommand(expired, SID, "stats", [])).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): the provider's cache has expired since the last request, so they go with the next one$/);
+    // and when they went, nothing waits any more, in this process or the next
+    const next = createPruner({ config: { tool: false }, stateDir: dir });
+    next.transform(structuredClone(h), { now: Date.now() + 3_600_000 });
+    expect(runCommand(next, SID, "stats", [])).not.toContain("waiting");
+    expect(runCommand(createPruner({ config: { tool: false }, stateDir: dir }), SID, "stats", [])).not.toContain("waiting");
+  });
+
   it("stats shows who regretted a rule's prunes, and the rule's back-off once it reaches regretLimit", () => {
     const p = createPruner({ config: { commit: { minTokens: 0, regretLimit: 1 }, tool: false } });
     const h = session();
