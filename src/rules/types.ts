@@ -121,8 +121,10 @@ export interface AcpConfig {
    */
   earlierReasoning: "auto" | "dropped" | "sent";
   /**
-   * Prompt size (tokens) from which outputs get ids and the tool's instructions appear, as a
-   * message in the unsent tail; 0 puts the instructions in the system prompt from the first call.
+   * History size (tokens: the text of messages, reasoning and tool outputs, chars/4, before
+   * pruning; not the system prompt or tool inputs) from which outputs get ids and the tool's
+   * instructions appear, as a message in the unsent tail; 0 puts the instructions in the system
+   * prompt from the first call.
    */
   idsFromTokens: number;
   /** Reminder to keep the todo list current; counts model calls (see src/host/reminders.ts). */
