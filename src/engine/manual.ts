@@ -13,6 +13,7 @@ import { idTags, type IdTags } from "./id-tags.js";
 import { partOf, shownIdOf } from "./ids.js";
 import { patchChars, slotChars } from "./render.js";
 import { touch, type SessionState } from "./state.js";
+import { heldText, type Holder, type HoldersQuery } from "./holders.js";
 import type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
 
 export type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
@@ -112,6 +113,8 @@ export interface ManualContext {
   protection(partId: string): string | undefined;
   protectedHelp: string;
   restore(partId: string): RestoreOutcome;
+  /** The older views of a part that would keep it in full if it were pruned (holders.ts holdersOf). */
+  holders(partId: string, q: Omit<HoldersQuery, "backedOff">): Holder[];
 }
 
 /**
@@ -206,6 +209,8 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
   const isId = (s: string) => resolve(s).partId !== undefined;
   const findSpan = (start: string, end: string) => spanOwner(state, graph, start, end);
   const seen = new Set<string>();
+  /** Targets the request may prune, with their reply lines: applied once every target is known. */
+  const accepted: { line: number; id: string; partId: string; node: PartNode; entry: ManualEntry | undefined }[] = [];
   for (const item of raw) {
     const t = targetOf(item, req.action, isId, (s) => looksLikeId(s, tags, ctx.host), findSpan);
     if ("error" in t) {
@@ -238,47 +243,55 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
       lines.push(`${id}: protected (${node.part.tool ?? node.part.type}) ${protection}; ${ctx.protectedHelp}`);
       continue;
     }
-    const manual = (state.manual ??= {});
-    if (req.action === "distill") {
-      if (!t.summary?.trim()) {
-        ok = false;
-        lines.push(`${id}: distill needs a non-empty summary`);
-        continue;
-      }
-      manual[partId] = { action: "distill", summary: t.summary.trim() };
-    } else if (req.action === "discard") {
-      // discarded already (a sweep, say): the breadcrumb and who asked stay as they are
-      if (manual[partId]?.action !== "discard") manual[partId] = { action: "discard" };
+    const entry = manualEntry(t, req.action, node, state.manual?.[partId]);
+    if (typeof entry === "string") {
+      ok = false;
+      lines.push(`${id}: ${entry}`);
+      continue;
     }
-    else {
-      if (!t.start || !t.end) {
-        ok = false;
-        lines.push(`${id}: replace needs start and end markers`);
-        continue;
-      }
-      const prev = manual[partId]?.action === "replace" ? manual[partId].replaces ?? [] : [];
-      const entry: ManualEntry = { action: "replace", replaces: [...prev, { start: t.start, end: t.end, replacement: t.replacement }] };
-      let text = contentOf(node);
-      let err: string | undefined;
-      for (const r of entry.replaces!) {
-        const out = replaceBetween(text, r);
-        if (out.error) err = out.error;
-        else text = out.text!;
-      }
-      if (err) {
-        ok = false;
-        lines.push(`${id}: ${err} (markers must match the original ${node.part.type === "tool" ? "output" : "text"} literally; replaced spans must not overlap)`);
-        continue;
-      }
-      manual[partId] = entry;
+    lines.push(`${id}: ${req.action === "discard" ? "discarded" : req.action === "distill" ? "distilled" : "replaced"}`);
+    accepted.push({ line: lines.length - 1, id, partId, node, entry });
+  }
+  // A newer view goes only with its older views: one that stays in full (restored, say) holds it,
+  // unless the same request hides that one too (so the order of the targets does not matter).
+  const hiding = new Set(accepted.map((a) => a.partId));
+  const pinned = state.pinned && { ...state.pinned };
+  for (const a of accepted) {
+    const holders = ctx.holders(a.partId, { hiding: (p) => hiding.has(p) || state.manual?.[p] !== undefined, pinned });
+    if (holders.length > 0) {
+      ok = false;
+      lines[a.line] = heldText(a.id, holders, req.action, (p) => shownIdOf(state.ids, p));
+      continue;
     }
-    touch(state, partId);
-    if (state.pinned) delete state.pinned[partId];
+    // discarded already (a sweep, say): the breadcrumb and who asked stay as they are
+    if (a.entry) (state.manual ??= {})[a.partId] = a.entry;
+    touch(state, a.partId);
+    if (state.pinned) delete state.pinned[a.partId];
     // A newer request replaces the model's earlier decision at the next transform (manual phase);
     // until then the earlier one stays, so no process ever sees the part unpruned in between.
-    lines.push(`${id}: ${req.action === "discard" ? "discarded" : req.action === "distill" ? "distilled" : "replaced"}`);
   }
   return { ok, text: lines.map((l) => (typeof l === "string" ? l : l())).join("\n") };
+}
+
+/**
+ * The entry a prune request of the part stores (undefined: it is discarded already, and the
+ * breadcrumb and who asked stay as they are), or why it cannot.
+ */
+function manualEntry(t: ManualTarget, action: Exclude<ManualAction, "restore">, node: PartNode, current: ManualEntry | undefined): ManualEntry | undefined | string {
+  if (action === "discard") return current?.action === "discard" ? undefined : { action: "discard" };
+  if (action === "distill") return t.summary?.trim() ? { action: "distill", summary: t.summary.trim() } : "distill needs a non-empty summary";
+  if (!t.start || !t.end) return "replace needs start and end markers";
+  const prev = current?.action === "replace" ? current.replaces ?? [] : [];
+  const entry: ManualEntry = { action: "replace", replaces: [...prev, { start: t.start, end: t.end, replacement: t.replacement }] };
+  let text = contentOf(node);
+  let err: string | undefined;
+  for (const r of entry.replaces!) {
+    const out = replaceBetween(text, r);
+    if (out.error) err = out.error;
+    else text = out.text!;
+  }
+  if (err) return `${err} (markers must match the original ${node.part.type === "tool" ? "output" : "text"} literally; replaced spans must not overlap)`;
+  return entry;
 }
 
 /** The id of the one part with an id whose content holds start…end (the id-less replace tuple). */
@@ -316,6 +329,12 @@ export interface SweepResult {
   already: number;
   protected: number;
   small: number;
+  /**
+   * Left alone as well, when there are any: newer views of a thing whose older view stays in full
+   * (restored, say), and those older views (holders.ts), each once. The sweep hides a newer view
+   * only with its older views.
+   */
+  held?: { parts: number; holders: Holder[] };
 }
 
 /** Characters a replacement must save to be worth a change (as the commit phase requires). */
@@ -325,29 +344,45 @@ const MIN_SAVING = 16;
  * /acp sweep: the user discards the completed tool outputs after their last message (or the newest
  * n). Each is counted once: outputs already pruned, or already asked for by an earlier sweep or by
  * the agent, are left alone, and the tokens are what the breadcrumb saves, as the commit reports.
+ * A newer view of a thing whose older view stays in full is left alone too (`holders`: as
+ * ManualContext.holders), unless the sweep discards that older view as well.
  */
-export function applySweep(state: SessionState, graph: Graph, n: number | undefined, protection: (partId: string) => unknown): SweepResult {
+export function applySweep(state: SessionState, graph: Graph, n: number | undefined, protection: (partId: string) => unknown, holders: ManualContext["holders"]): SweepResult {
   const tools = graph.nodes.filter((x) => x.part.type === "tool" && x.part.state?.status === "completed" && graph.byId.get(x.part.id) === x);
   const targets = n !== undefined ? tools.slice(Math.max(0, tools.length - n)) : tools.filter((x) => x.msgIndex > graph.lastUserMsgIndex);
   const r: SweepResult = { parts: 0, tokens: 0, already: 0, protected: 0, small: 0 };
+  const accepted: { id: string; tokens: number }[] = [];
   for (const t of targets) {
     const id = t.part.id;
     if (state.decisions[id]?.output || state.manual?.[id]) r.already++;
     else if (protection(id)) r.protected++;
     else {
-      const entry: ManualEntry = { action: "discard", by: "user" };
-      const patch = manualPatch(t, entry);
+      const patch = manualPatch(t, { action: "discard", by: "user" });
       const before = patch ? slotChars(t, patch) : 0;
-      if (!patch || patchChars(patch) + MIN_SAVING > before) {
-        r.small++;
-        continue;
-      }
-      (state.manual ??= {})[id] = entry;
-      touch(state, id);
-      if (state.pinned) delete state.pinned[id];
-      r.parts++;
-      r.tokens += Math.max(0, tokensOf(before) - tokensOf(patchChars(patch)));
+      if (!patch || patchChars(patch) + MIN_SAVING > before) r.small++;
+      else accepted.push({ id, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) });
     }
+  }
+  const hiding = new Set(accepted.map((a) => a.id));
+  const pinned = state.pinned && { ...state.pinned };
+  const seen = new Set<string>();
+  for (const { id, tokens } of accepted) {
+    const held = holders(id, { hiding: (p) => hiding.has(p) || state.manual?.[p] !== undefined, pinned });
+    if (held.length > 0) {
+      r.held ??= { parts: 0, holders: [] };
+      r.held.parts++;
+      for (const h of held)
+        if (!seen.has(h.partId)) {
+          seen.add(h.partId);
+          r.held.holders.push(h);
+        }
+      continue;
+    }
+    (state.manual ??= {})[id] = { action: "discard", by: "user" };
+    touch(state, id);
+    if (state.pinned) delete state.pinned[id];
+    r.parts++;
+    r.tokens += tokens;
   }
   return r;
 }

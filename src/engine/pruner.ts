@@ -18,7 +18,8 @@ import { assignIds, idKind, updateAllSuffixes, updateSuffixes } from "./ids.js";
 import { renderIntro, stripIntro, systemPrompt, updateIntroAnchor } from "./intro.js";
 import { idTags } from "./id-tags.js";
 import type { HostProfile } from "../graph/host.js";
-import { applyManual, applySweep, type ManualRequest, type RestoreOutcome, type SweepResult } from "./manual.js";
+import { applyManual, applySweep, type ManualContext, type ManualRequest, type RestoreOutcome, type SweepResult } from "./manual.js";
+import { holdersOf } from "./holders.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
 import { standingOf, type StandingRule } from "./why-not.js";
@@ -321,6 +322,26 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     return { partId: node.part.id, tool: node.part.tool, decisions: [], rules: [], standing: standingOf(rt, ruleSet, node, resolved.commit.regretLimit ?? 0) };
   }
 
+  /**
+   * ManualContext.holders for a request that comes with `history`: the older views that would keep
+   * a part in full (holders.ts), from the session's runtime as the last request left it, or, for a
+   * part it has not seen (a new process, or a part newer than the last request), from a runtime of
+   * its own over `history` (made once per request).
+   */
+  function holdersIn(rt: SessionRuntime, history: Message[]): ManualContext["holders"] {
+    let own: SessionRuntime | undefined;
+    const backedOff = rt.backedOff.rules(rt.state, resolved.commit.regretLimit ?? 0);
+    return (partId, q) => {
+      let src = rt;
+      let node = rt.graph?.byId.get(partId);
+      if (!node) {
+        src = own ??= runtimeFrom(rt.state, history);
+        node = src.graph.byId.get(partId);
+      }
+      return node ? holdersOf(src, node, { ...q, backedOff }) : [];
+    };
+  }
+
   /** Rebuilds the model's prune requests from its tool calls in the history (state was lost). */
   function replayManualCalls(rt: SessionRuntime, messages: Message[]): void {
     rt.replayManual = false;
@@ -332,7 +353,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     for (const call of calls) {
       const input = call.part.state?.input as unknown as ManualRequest | undefined;
       if (!input || typeof input !== "object") continue;
-      applyManual(input, { state: rt.state, host, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restoreReport(rt.state.sessionID, id, "agent", messages) });
+      applyManual(input, { state: rt.state, host, history: messages, protection: (id) => (protectedIds.has(id) ? "protected" : undefined), protectedHelp: "", restore: (id) => restoreReport(rt.state.sessionID, id, "agent", messages), holders: holdersIn(rt, messages) });
     }
   }
 
@@ -515,7 +536,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     sweep(sessionID, history, n) {
       const rt = runtime(sessionID);
       const graph = buildGraph(history, undefined, { host });
-      const result = applySweep(rt.state, graph, n, protectionIn(rt, graph));
+      const result = applySweep(rt.state, graph, n, protectionIn(rt, graph), holdersIn(rt, history));
       rt.dirty = true;
       persist(rt);
       return result;
@@ -536,6 +557,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
         },
         protectedHelp: `protected tools: ${config.protectedTools.join(", ")}; protected files: ${config.protectedFiles.join(", ")} (change protectedTools / protectedFiles in acp.jsonc)`,
         restore: (id) => restoreReport(sessionID, id, "agent", history),
+        holders: holdersIn(rt, history),
       });
       rt.dirty = true;
       persist(rt);

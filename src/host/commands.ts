@@ -7,6 +7,7 @@ import type { Message } from "../graph/types.js";
 import type { AcpPruner } from "../engine/pruner.js";
 import { partOf, shownIdOf } from "../engine/ids.js";
 import { manualBy, rulesText, type ManualEntry } from "../engine/manual.js";
+import type { Holder } from "../engine/holders.js";
 import { describeStanding } from "../engine/why-not.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
@@ -206,12 +207,37 @@ export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, m
   return `acp: ${who.label} is not pruned. It is pinned now: no rule prunes it from here on.${newer}`;
 }
 
+/**
+ * "t0dy (prt_r3, read src/calc.ts), t0de (prt_r1, read src/calc.ts) were restored": the older views
+ * that keep newer ones in full (holders.ts), one clause per reason.
+ */
+function holdersText(pruner: AcpPruner, sessionID: string, holders: Holder[], graph: Graph): string {
+  const groups = new Map<string, { h: Holder; labels: string[] }>();
+  for (const h of holders) {
+    const key = `${h.why} ${h.rule ?? ""}`;
+    const label = labelOfPart(pruner, sessionID, h.partId, graph);
+    const g = groups.get(key);
+    if (g) g.labels.push(label);
+    else groups.set(key, { h, labels: [label] });
+  }
+  return [...groups.values()]
+    .map(({ h, labels }) => {
+      const one = labels.length === 1;
+      if (h.why === "restored") return `${labels.join(", ")} ${one ? "was" : "were"} restored`;
+      if (h.why === "protected") return `${labels.join(", ")} ${one ? "is" : "are"} protected by rule "${h.rule}"`;
+      return `${labels.join(", ")} ${one ? "stays" : "stay"} in full: rule "${h.rule}" backed off after regret`;
+    })
+    .join("; ");
+}
+
 export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined): string {
   const r = pruner.sweep(sessionID, messages, n);
+  const held = r.held && `${r.held.parts} newer view${r.held.parts === 1 ? "" : "s"} of ${r.held.holders.length === 1 ? "a part that stays" : "parts that stay"} in full (${holdersText(pruner, sessionID, r.held.holders, buildGraph(messages, undefined, { host: OPENCODE }))}; an older view is never sent in full while a newer one is hidden)`;
   const alone = [
     r.already && `${r.already} already pruned`,
     r.protected && `${r.protected} protected`,
     r.small && `${r.small} too small to be worth it`,
+    held,
   ].filter(Boolean);
   const rest = alone.length ? `; left alone: ${alone.join(", ")}` : "";
   if (r.parts === 0) return `acp sweep: nothing to discard${n === undefined ? " since your last message" : ""}${rest}.`;

@@ -300,6 +300,36 @@ describe("/acp commands", () => {
     expect(runCommand(p, SID, "stats", [])).toMatch(/\n  identical-call\s+0 parts\s+0 tokens  \(regret: restored 1 by you\)/);
   });
 
+  it("sweep leaves a newer view of a restored part in full and says why; a sweep of the older views too hides them all", () => {
+    // src/calc.ts read in turns 1, 2 and 3 (pruned), all three restored by the user, then read again in a new turn
+    const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
+    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
+    for (let t = 4; t < 12; t++) h.push(user(`t${t}`), assistant([{ tool: "bash", input: { command: `echo ${t}` }, output: "ok" }]), assistant([], "done"));
+    const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
+    for (let i = 1; i <= h.length; i++) if (i === h.length || h[i].info.role === "assistant") p.transform(structuredClone(h.slice(0, i)));
+    const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)![0];
+    const [r1, r2, r3] = [idOf("prt_r1"), idOf("prt_r2"), idOf("prt_r3")];
+    expect(runCommand(p, SID, `restore ${r1}`, h)).toMatch(/^acp: .* restored; it is sent in full from the next request\. Restored with it/);
+    h.push(user("t12"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v3", 120), id: "prt_r4" }, { tool: "grep", input: { pattern: "x" }, output: bigText("g"), id: "prt_g" }]));
+    p.transform(structuredClone(h));
+    const r4 = idOf("prt_r4");
+    expect(runCommand(p, SID, "sweep", h)).toMatch(
+      new RegExp(
+        `^acp sweep: 1 output discarded by you \\([\\d.]+K tokens\\) from the next request; left alone: 1 newer view of parts that stay in full \\(${r3} \\(prt_r3, read src/calc\\.ts\\), ${r2} \\(prt_r2, read src/calc\\.ts\\), ${r1} \\(prt_r1, read src/calc\\.ts\\) were restored; an older view is never sent in full while a newer one is hidden\\)\\.$`,
+      ),
+    );
+    let next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_g")?.state?.output).toMatch(/→ discarded by the user\n\[acp:t\w+\]$/);
+    expect(toolPart(next, "prt_r4")?.state?.output).toBe(`${bigText("calc v3", 120)}\n[acp:${r4}]`);
+    for (const [id, v, tag] of [["prt_r1", "calc v1", r1], ["prt_r2", "calc v2", r2], ["prt_r3", "calc v3", r3]]) expect(toolPart(next, id)?.state?.output).toBe(`${bigText(v, 120)}\n[acp:${tag}]`);
+    // the newest 20 outputs: the restored reads too, so every view of calc.ts goes
+    expect(runCommand(p, SID, "sweep 20", h)).toMatch(/^acp sweep: 4 outputs discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 already pruned, 8 too small to be worth it\.$/);
+    next = structuredClone(h);
+    p.transform(next);
+    for (const id of ["prt_r1", "prt_r2", "prt_r3", "prt_r4"]) expect(toolPart(next, id)?.state?.output).toMatch(/→ discarded by the user\n\[acp:t\w+\]$/);
+  });
+
   it("unknown subcommands get the help", () => {
     const { p } = pruned();
     expect(runCommand(p, SID, "frobnicate", [])).toBe(`acp: unknown subcommand "frobnicate".\n${HELP}`);
