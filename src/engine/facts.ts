@@ -1,5 +1,5 @@
 // How each fact of the catalogue (lang/facts.ts) is read from a part of the graph.
-import { type PartNode, TERMINAL, textOf } from "../graph/graph.js";
+import { clearedByHost, type PartNode, TERMINAL, textOf } from "../graph/graph.js";
 import { FACT_DECLS, type FactDecl, type FactName } from "../lang/facts.js";
 
 export { FACT_NAMES, type FactKind } from "../lang/facts.js";
@@ -53,7 +53,7 @@ const GETTERS: Record<FactName, FactGetter> = {
   ignored: (n) => n.part.ignored === true,
   fileMime: (n) => (n.part.type === "file" ? n.part.mime : undefined),
   fileName: (n) => (n.part.type === "file" ? n.part.filename : undefined),
-  compacted: (n) => Boolean(n.part.state?.time?.compacted),
+  compacted: (n) => clearedByHost(n.part),
   messageError: (n) => Boolean(n.message.info?.error),
   terminal: (n) => TERMINAL.has(n.part.state?.status as string),
   ageTurns: (n) => n.ageTurns,

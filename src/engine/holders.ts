@@ -6,7 +6,7 @@
 // views hold it. The checks are those of settleAt's forcedCandidate (pinned, protected, backed off),
 // made when the request comes rather than on the next call; its rarer reasons (a note that would grow
 // the older view too much, a part id shared with an earlier part) are not checked here.
-import type { PartNode } from "../graph/graph.js";
+import { clearedByHost, type PartNode } from "../graph/graph.js";
 import type { SessionRuntime } from "./session.js";
 
 /** An older view that stays in full, and why it does. */
@@ -45,7 +45,7 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
       const o = mark.node;
       if (seen.has(o.index)) continue;
       seen.add(o.index);
-      if (rt.slots[o.index]?.output) continue; // hidden already
+      if (rt.slots[o.index]?.output || clearedByHost(o.part)) continue; // hidden already (by the host too)
       walk.push(o);
       const id = o.part.id;
       if (q.hiding(id)) continue;

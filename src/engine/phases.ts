@@ -2,7 +2,7 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
+import { clearedByHost, inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { lastUserIndex } from "../graph/prompt.js";
@@ -593,7 +593,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
       for (const older of rt.olderViews.get(w.node.index) ?? []) {
         const o = older.node;
         let repays = true;
-        if (slotsOf[o.index]?.output) continue;
+        // hidden already: by a decision, or by the host (its placeholder is no view in full)
+        if (slotsOf[o.index]?.output || clearedByHost(o.part)) continue;
         const pending = laterOut.get(o.index);
         const inDue = pending === undefined ? dueOut.get(o.index) : undefined;
         if (pending && (repays = forcedRepays(o, w, from, sentIdx, pending.tokens))) {

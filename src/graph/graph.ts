@@ -104,6 +104,9 @@ export function resultText(node: PartNode): string {
   return partResultText(node.part, hostOf(node));
 }
 
+/** The host cleared this tool output itself (state.time.compacted): the provider gets its placeholder, not the output. */
+export const clearedByHost = (part: Part): boolean => Boolean(part.state?.time?.compacted);
+
 /** The host the node's graph was built for (none: a node built by hand). */
 export const hostOf = (node: PartNode): HostProfile | undefined => (node as Partial<Node>).clock?.host;
 

@@ -2,6 +2,9 @@
 // say): commit never hides the newer view then (never stale over fresh), so the request is refused
 // and says why, instead of answering "discarded" for a prune that never lands (the live audit's
 // pinned discard). Hiding the older view in the same request hides both, in any order.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
@@ -143,19 +146,44 @@ describe("a prune request of a newer view whose older view stays in full for ano
     discarded(m, "prt_r2");
   });
 
-  it("the older view is protected (an output the host cleared itself): refused, with nothing to advise", () => {
-    const p = createPruner({ config: { commit: { minTokens: 0 }, tool: true, idsFromTokens: 0 } });
-    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done")];
-    const time = toolPart(h, "prt_r1")!.state!.time!;
-    time.compacted = 5;
+  it("the older view is protected (a user's protect rule): refused, with nothing to advise", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-held-"));
+    const rule = join(dir, "keep-long-reads.yaml");
+    writeFileSync(rule, [
+      "rules:",
+      "  keep-long-reads:",
+      "    phase: protect",
+      "    description: reads over 150 lines stay",
+      "    when:",
+      "      all:",
+      "        - { fact: tool, operator: equal, value: read }",
+      "        - { fact: outputLines, operator: greaterThan, value: 150 }",
+      "    then: { action: protect }",
+      "",
+    ].join("\n"));
+    const p = createPruner({ config: { commit: { minTokens: 0 }, tool: true, idsFromTokens: 0 }, rules: [rule] });
+    const long = assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v1", 200), id: "prt_r1" }]);
+    const h = [user("t1"), long, assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done")];
     replay(h, (m) => p.transform(m));
     const r2 = Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === "prt_r2")![0];
     expect(p.manual(SID, { action: "discard", targets: [r2] }, h)).toEqual({
       ok: false,
-      text: `${r2}: prt_r1, an older view of the same thing, is protected by rule "compacted-parts"; a newer view is hidden only together with its older views, and no prune request hides a protected part`,
+      text: `${r2}: prt_r1, an older view of the same thing, is protected by rule "keep-long-reads"; a newer view is hidden only together with its older views, and no prune request hides a protected part`,
     });
     const m = structuredClone(h);
     p.transform(m);
     expect(outputOf(m, "prt_r2")).toBe(`${bigText("calc v2", 120)}\n[acp:${r2}]`);
+  });
+
+  it("an older view the host cleared itself (compacted) holds nothing: the discard applies", () => {
+    const p = createPruner({ config: { commit: { minTokens: 0 }, tool: true, idsFromTokens: 0 } });
+    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done")];
+    toolPart(h, "prt_r1")!.state!.time!.compacted = 5;
+    replay(h, (m) => p.transform(m));
+    const r2 = Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === "prt_r2")![0];
+    expect(p.manual(SID, { action: "discard", targets: [r2] }, h)).toEqual({ ok: true, text: `${r2}: discarded` });
+    const m = structuredClone(h);
+    p.transform(m);
+    discarded(m, "prt_r2");
   });
 });
