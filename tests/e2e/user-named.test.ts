@@ -5,8 +5,9 @@
 // sent back and cached, so acp.jsonc says `earlierReasoning: dropped` (reasoning-sent.test.ts has
 // the default for that API). The user asks to follow
 // "docs/project-plan" (PROJECT_PLAN.md, named without its extension); the agent reads it and another
-// large file, then makes 21 more calls. At the next user message idle-large-output clears the other
-// read, idle for 21 calls, and keeps the plan in full. (Named "docs/plan", which names no such file,
+// large file, then makes 21 more calls, each printing a few lines (a call that prints a line or two
+// is bookkeeping and does not count: idleWorkCalls). At the next user message idle-large-output
+// clears the other read, idle for 21 calls, and keeps the plan in full. (Named "docs/plan", which names no such file,
 // the plan is cleared the same way: this run's first version did that.)
 import fs from "node:fs";
 import path from "node:path";
@@ -27,7 +28,7 @@ describe("opencode-acp in the real host: a file the user named stays (defaults, 
   afterAll(async () => ws?.dispose());
 
   it("at the next user message the read nobody named is cleared and the named one shows in full", async () => {
-    const busy: ScriptTurn[] = Array.from({ length: 21 }, (_, i) => ({ reasoning: think(`step ${i}`), toolCalls: [call(`call_step_${i}`, "bash", { command: `echo step ${i}`, description: "Step" })] }));
+    const busy: ScriptTurn[] = Array.from({ length: 21 }, (_, i) => ({ reasoning: think(`step ${i}`), toolCalls: [call(`call_step_${i}`, "bash", { command: `seq ${100 * i + 100} ${100 * i + 140}`, description: "Step" })] }));
     ws.model.enqueue(
       { reasoning: think("plan"), toolCalls: [call("call_plan", "read", { filePath: path.join(ws.projectDir, "docs", "PROJECT_PLAN.md") })] },
       { reasoning: think("notes"), toolCalls: [call("call_notes", "read", { filePath: path.join(ws.projectDir, "src", "notes.ts") })] },
