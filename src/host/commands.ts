@@ -84,7 +84,8 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
   if (totals.some(([, r]) => regretTotal(r) > 0))
     lines.push(limit > 0 ? `  regret: a pruned part restored, or its call re-run while hidden; a rule backs off in a session after ${limit} (regretLimit)` : "  regret: a pruned part restored, or its call re-run while hidden (back-off off: regretLimit 0)");
   const allTime = pruner.allTime(sessionID);
-  if (allTime) {
+  // no session has pruned anything yet: a line of zeros says nothing (a broken file still says so)
+  if (allTime && (allTime.sessions > 0 || allTime.problem)) {
     const rules = Object.entries(allTime.rules);
     const n = rules.reduce((s, [, r]) => s + r.parts, 0);
     const t = rules.reduce((s, [, r]) => s + r.tokens, 0);

@@ -111,6 +111,9 @@ describe("/acp commands", () => {
     const text = runCommand(createPruner({ config, statsFile: file }), SID, "stats", []);
     expect(text).toMatch(/\n\nall-time \(2 sessions\): 2 prunes, [\d.K]+ tokens saved per request\n  identical-call\s+2 parts/);
     expect(runCommand(createPruner({ config }), SID, "stats", [])).not.toContain("all-time");
+    // a stats file no session has pruned anything into yet: no all-time line of zeros
+    const empty = join(mkdtempSync(join(tmpdir(), "acp-stats-")), "stats.json");
+    expect(runCommand(createPruner({ config, statsFile: empty }), SID, "stats", [])).toBe("acp stats: nothing pruned yet in this session (preset balanced).");
   });
 
   it("context breaks the history down and shows what pruning saved", () => {
