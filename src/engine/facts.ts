@@ -1,5 +1,6 @@
 // How each fact of the catalogue (lang/facts.ts) is read from a part of the graph.
-import { clearedByHost, type PartNode, TERMINAL, textOf } from "../graph/graph.js";
+import { type PartNode, TERMINAL, textOf } from "../graph/graph.js";
+import { clearedByHost } from "../graph/prompt.js";
 import { FACT_DECLS, type FactDecl, type FactName } from "../lang/facts.js";
 
 export { FACT_NAMES, type FactKind } from "../lang/facts.js";

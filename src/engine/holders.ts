@@ -6,7 +6,8 @@
 // views hold it. The checks are those of settleAt's forcedCandidate (pinned, protected, backed off),
 // made when the request comes rather than on the next call; its rarer reasons (a note that would grow
 // the older view too much, a part id shared with an earlier part) are not checked here.
-import { clearedByHost, type PartNode } from "../graph/graph.js";
+import type { PartNode } from "../graph/graph.js";
+import { clearedByHost } from "../graph/prompt.js";
 import type { SessionRuntime } from "./session.js";
 
 /** An older view that stays in full, and why it does. */

@@ -254,23 +254,36 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
   }
   // A newer view goes only with its older views: one that stays in full (restored, say) holds it,
   // unless the same request hides that one too (so the order of the targets does not matter).
-  const hiding = new Set(accepted.map((a) => a.partId));
-  const pinned = state.pinned && { ...state.pinned };
+  const q = heldQuery(state, accepted.map((a) => a.partId));
   for (const a of accepted) {
-    const holders = ctx.holders(a.partId, { hiding: (p) => hiding.has(p) || state.manual?.[p] !== undefined, pinned });
+    const holders = ctx.holders(a.partId, q);
     if (holders.length > 0) {
       ok = false;
       lines[a.line] = heldText(a.id, holders, req.action, (p) => shownIdOf(state.ids, p));
       continue;
     }
     // discarded already (a sweep, say): the breadcrumb and who asked stay as they are
-    if (a.entry) (state.manual ??= {})[a.partId] = a.entry;
-    touch(state, a.partId);
-    if (state.pinned) delete state.pinned[a.partId];
+    storeRequest(state, a.partId, a.entry);
     // A newer request replaces the model's earlier decision at the next transform (manual phase);
     // until then the earlier one stays, so no process ever sees the part unpruned in between.
   }
   return { ok, text: lines.map((l) => (typeof l === "string" ? l : l())).join("\n") };
+}
+
+/**
+ * What the holders check of a request asks (holders.ts): the parts it hides (`hiding`, and those
+ * asked for before), and the restored parts as they are before it stores anything.
+ */
+function heldQuery(state: SessionState, hiding: string[]): Omit<HoldersQuery, "backedOff"> {
+  const ids = new Set(hiding);
+  return { hiding: (p) => ids.has(p) || state.manual?.[p] !== undefined, pinned: state.pinned && { ...state.pinned } };
+}
+
+/** Stores a prune request of the part (none: the one it has stands) and un-pins it. */
+function storeRequest(state: SessionState, partId: string, entry: ManualEntry | undefined): void {
+  if (entry) (state.manual ??= {})[partId] = entry;
+  touch(state, partId);
+  if (state.pinned) delete state.pinned[partId];
 }
 
 /**
@@ -363,11 +376,10 @@ export function applySweep(state: SessionState, graph: Graph, n: number | undefi
       else accepted.push({ id, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) });
     }
   }
-  const hiding = new Set(accepted.map((a) => a.id));
-  const pinned = state.pinned && { ...state.pinned };
+  const q = heldQuery(state, accepted.map((a) => a.id));
   const seen = new Set<string>();
   for (const { id, tokens } of accepted) {
-    const held = holders(id, { hiding: (p) => hiding.has(p) || state.manual?.[p] !== undefined, pinned });
+    const held = holders(id, q);
     if (held.length > 0) {
       r.held ??= { parts: 0, holders: [] };
       r.held.parts++;
@@ -378,9 +390,7 @@ export function applySweep(state: SessionState, graph: Graph, n: number | undefi
         }
       continue;
     }
-    (state.manual ??= {})[id] = { action: "discard", by: "user" };
-    touch(state, id);
-    if (state.pinned) delete state.pinned[id];
+    storeRequest(state, id, { action: "discard", by: "user" });
     r.parts++;
     r.tokens += tokens;
   }

@@ -2,14 +2,14 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { clearedByHost, inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
+import { inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
-import { lastUserIndex } from "../graph/prompt.js";
+import { clearedByHost, lastUserIndex } from "../graph/prompt.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
-import { decisionsOf, noteDecision, type Decision } from "./state.js";
+import { cacheExpiredSince, decisionsOf, noteDecision, type Decision } from "./state.js";
 import { manualPatch, signedReasoning } from "./manual.js";
 import { noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
@@ -769,9 +769,7 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
 
   /** Is the previous call older than the cache lifetime? Then nothing is cached: the prefix breaks at the start. */
   function cacheExpired(sentIdx: number): boolean {
-    const ttl = policy.cacheTtlMinutes * 60_000;
-    const last = state.lastCallAt;
-    return sentIdx >= 0 && ttl > 0 && typeof last === "number" && now - last > ttl;
+    return sentIdx >= 0 && cacheExpiredSince(state, policy.cacheTtlMinutes, now);
   }
 
   /**

@@ -122,6 +122,12 @@ export function trackChanges(state: SessionState): Changes {
   return c;
 }
 
+/** Is the session's last call more than the cache lifetime (`ttlMinutes`; 0: never expires) before `now`? Then nothing it sent is cached any more. */
+export function cacheExpiredSince(state: Pick<SessionState, "lastCallAt">, ttlMinutes: number, now: number): boolean {
+  const last = state.lastCallAt;
+  return ttlMinutes > 0 && typeof last === "number" && now - last > ttlMinutes * 60_000;
+}
+
 /** Records that a request of the user or model changed this part: on a merge, ours wins for it. */
 export function touch(state: SessionState, partId: string): void {
   changesOf(state).touched.add(partId);

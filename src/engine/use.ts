@@ -10,6 +10,7 @@
 // a view of its own (a partial re-read, a grep of the same folder) takes the use over, and the agent
 // quotes that one (docs/tuning.md, session 15).
 import type { PartNode } from "../graph/graph.js";
+import { clearedByHost } from "../graph/prompt.js";
 import { forEachString, indexedLine, MIN_QUOTE_CHARS } from "../graph/quote-lines.js";
 
 /** Input values that can name a subject: short, one line (not a file's content). */
@@ -135,7 +136,7 @@ export class UseTracker {
         if (assistant) this.quotes(input, use);
       }
       const output = p.state?.status === "completed" ? p.state.output : undefined;
-      if (typeof output === "string" && !p.state?.time?.compacted) {
+      if (typeof output === "string" && !clearedByHost(p)) {
         let last = ""; // the line set just before: setting it again changes nothing
         for (const raw of output.split("\n")) {
           const line = indexedLine(raw);
@@ -195,10 +196,13 @@ export class UseTracker {
   /** idleCalls, counting only the calls that brought something (not briefCall). */
   idleWorkCalls(n: PartNode): number {
     this.lastUse(n, this.changed);
-    const now = callsThrough(n) + n.ageCalls;
-    // a call not seen yet (the tracker lags the graph) counts as work
-    const workAt = (k: number) => (k < this.work.length ? this.work[k] : this.work[this.work.length - 1] + k - (this.work.length - 1));
-    return Math.max(0, workAt(now) - workAt(this.lastCalls));
+    return Math.max(0, this.workThrough(callsThrough(n) + n.ageCalls) - this.workThrough(this.lastCalls));
+  }
+
+  /** Calls among the first k that brought something; a call not seen yet (the tracker lags the graph) counts as one. */
+  private workThrough(k: number): number {
+    const seen = this.work.length - 1;
+    return k <= seen ? this.work[k] : this.work[seen] + k - seen;
   }
 
   /** User turns its subject was in use in so far (its own included): the most of any subject. */

@@ -2,7 +2,7 @@
 // (turn, age, newer tool tokens) that rules read. Built once per transform call in O(parts).
 import type { HostProfile } from "./host.js";
 import { textLength } from "./measure.js";
-import { textOf, tokensOf, toolResultText } from "./prompt.js";
+import { clearedByHost, textOf, tokensOf, toolResultText } from "./prompt.js";
 import type { Message, Part } from "./types.js";
 
 export { textOf, tokensOf };
@@ -104,9 +104,6 @@ export function resultText(node: PartNode): string {
   return partResultText(node.part, hostOf(node));
 }
 
-/** The host cleared this tool output itself (state.time.compacted): the provider gets its placeholder, not the output. */
-export const clearedByHost = (part: Part): boolean => Boolean(part.state?.time?.compacted);
-
 /** The host the node's graph was built for (none: a node built by hand). */
 export const hostOf = (node: PartNode): HostProfile | undefined => (node as Partial<Node>).clock?.host;
 
@@ -137,7 +134,7 @@ function sigOf(part: Part): string {
   if (part.type !== "tool") return "";
   const st = part.state;
   const status = typeof st?.status === "string" ? st.status : "";
-  return st?.time?.compacted ? `${status}c` : status;
+  return clearedByHost(part) ? `${status}c` : status;
 }
 
 /** The graph's totals, shared by the nodes of successive graphs of a session (see Node). */

@@ -112,12 +112,15 @@ export function toolCallText(part: Part): string {
   return `${part.tool ?? ""}${JSON.stringify(part.state?.input ?? {})}`;
 }
 
+/** The host cleared this tool output itself (state.time.compacted): the provider gets its placeholder, not the output. */
+export const clearedByHost = (part: Part): boolean => Boolean(part.state?.time?.compacted);
+
 /** The result unit, as toModelMessages sends it for each tool state. */
 export function toolResultText(part: Part, host: HostProfile): string {
   const state = part.state ?? {};
   switch (state.status) {
     case "completed":
-      return state.time?.compacted ? host.clearedOutput : textOf(state.output);
+      return clearedByHost(part) ? host.clearedOutput : textOf(state.output);
     case "error":
       return textOf(state.error);
     default: // pending, running

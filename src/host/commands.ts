@@ -9,6 +9,7 @@ import { partOf, shownIdOf } from "../engine/ids.js";
 import { manualBy, rulesText, type ManualEntry } from "../engine/manual.js";
 import type { Holder } from "../engine/holders.js";
 import { describeStanding } from "../engine/why-not.js";
+import { cacheExpiredSince } from "../engine/state.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
 import { budgetText, type BudgetLimit } from "./budget.js";
@@ -49,12 +50,6 @@ function ruleRows(rules: [string, RuleTotals][], note: (rule: string) => string 
 
 const prunes = (n: number) => `${n} prune${n === 1 ? "" : "s"}`;
 
-/** Is the last request older than the cache lifetime (commit.cacheTtlMinutes)? Then the next one breaks the cache anyway. */
-export function cacheExpiredSince(pruner: AcpPruner, state: { lastCallAt?: number }, now = Date.now()): boolean {
-  const ttl = pruner.resolved.commit.cacheTtlMinutes * 60_000;
-  return ttl > 0 && typeof state.lastCallAt === "number" && now - state.lastCallAt > ttl;
-}
-
 export function statsText(pruner: AcpPruner, sessionID: string): string {
   // A prune that saves nothing (a step marker the host never sends, a short output replaced by its
   // note beside a newer view that went) is not a prune worth counting.
@@ -78,7 +73,7 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
   if (waiting) {
     const minTokens = pruner.resolved.commit.minTokens;
     const head = `  waiting: ${prunes(waiting.parts)} of parts already sent (${fmt(waiting.tokens)} tokens)`;
-    if (cacheExpiredSince(pruner, state)) lines.push(`${head}: the provider's cache has expired since the last request, so they go with the next one`);
+    if (cacheExpiredSince(state, pruner.resolved.commit.cacheTtlMinutes, Date.now())) lines.push(`${head}: the provider's cache has expired since the last request, so they go with the next one`);
     else lines.push(`${head}: they go when the provider's cache breaks anyway (it expired, or a new message of yours makes the provider drop signed reasoning)${minTokens > 0 ? `, once they free ${fmt(minTokens)} tokens` : ""}${pruner.resolved.commit.breakEven > 0 ? ", or once enough requests follow to repay re-writing the cached prompt" : ""}, so it is not re-written for little`);
   }
   if (totals.some(([, r]) => regretTotal(r) > 0))

@@ -13,6 +13,7 @@
 // last message) leaves the host's second-to-last cache marker on the real last message, so the
 // next call still finds that prefix in the cache.
 import { tokensOf } from "../graph/graph.js";
+import { clearedByHost } from "../graph/prompt.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
 import type { AcpConfig } from "../rules/types.js";
@@ -194,7 +195,7 @@ export function prunableOutputs(messages: Message[], idOf: (part: Part) => strin
   const out: PrunableOutput[] = [];
   for (const m of messages) {
     for (const p of Array.isArray(m?.parts) ? m.parts : []) {
-      if (p?.type !== "tool" || p.state?.status !== "completed" || typeof p.state.output !== "string" || p.state.time?.compacted) continue;
+      if (p?.type !== "tool" || p.state?.status !== "completed" || typeof p.state.output !== "string" || clearedByHost(p)) continue;
       const id = idOf(p);
       if (!id || isPruned(p.id)) continue;
       const text = p.state.output.replace(TAG_AT_END, "");

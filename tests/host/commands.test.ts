@@ -282,13 +282,18 @@ describe("/acp commands", () => {
     expect(toolPart(next, "prt_ls1")?.state?.output).toBe(bigText("ls one", 40));
   });
 
-  it("restore of an older view restores its pruned newer views too, names them, and every view goes out exactly", () => {
-    // src/calc.ts read in turns 1, 2 and 3 (the first two superseded), then the newest read cleared by age
+  /** src/calc.ts read in turns 1, 2 and 3 (the first two superseded, the newest cleared by age later), eight more turns, replayed call by call. */
+  function threeReads() {
     const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
     const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
     for (let t = 4; t < 12; t++) h.push(user(`t${t}`), assistant([{ tool: "bash", input: { command: `echo ${t}` }, output: "ok" }]), assistant([], "done"));
     const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
     for (let i = 1; i <= h.length; i++) if (i === h.length || h[i].info.role === "assistant") p.transform(structuredClone(h.slice(0, i)));
+    return { h, p };
+  }
+
+  it("restore of an older view restores its pruned newer views too, names them, and every view goes out exactly", () => {
+    const { h, p } = threeReads();
     expect(p.explain(SID).filter((e) => e.tokensSaved > 0).map((e) => [e.partId, e.rule])).toEqual([["prt_r1", "identical-call"], ["prt_r2", "identical-call"], ["prt_r3", "stale-read"]]);
     const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)![0];
     const [r1, r2, r3] = [idOf("prt_r1"), idOf("prt_r2"), idOf("prt_r3")];
@@ -305,11 +310,7 @@ describe("/acp commands", () => {
 
   it("sweep leaves a newer view of a restored part in full and says why; a sweep of the older views too hides them all", () => {
     // src/calc.ts read in turns 1, 2 and 3 (pruned), all three restored by the user, then read again in a new turn
-    const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
-    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
-    for (let t = 4; t < 12; t++) h.push(user(`t${t}`), assistant([{ tool: "bash", input: { command: `echo ${t}` }, output: "ok" }]), assistant([], "done"));
-    const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
-    for (let i = 1; i <= h.length; i++) if (i === h.length || h[i].info.role === "assistant") p.transform(structuredClone(h.slice(0, i)));
+    const { h, p } = threeReads();
     const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)![0];
     const [r1, r2, r3] = [idOf("prt_r1"), idOf("prt_r2"), idOf("prt_r3")];
     expect(runCommand(p, SID, `restore ${r1}`, h)).toMatch(/^acp: .* restored; it is sent in full from the next request\. Restored with it/);
