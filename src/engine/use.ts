@@ -129,7 +129,9 @@ export class UseTracker {
           const subject = subjectKey(key, fileName(v));
           if (changes) {
             this.changed.set(key, use);
-            countTurn(this.turnsChanged, subject, n.turn);
+            // a call that failed (a read too large, an edit whose oldString was not found) changed
+            // nothing: it does not make its file working set (docs/tuning.md, session 24)
+            if (p.state?.status !== "error") countTurn(this.turnsChanged, subject, n.turn);
           }
           countTurn(this.turnsInUse, subject, n.turn);
         }

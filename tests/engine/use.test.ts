@@ -199,6 +199,14 @@ describe("changeTurns", () => {
     // a call with a short one-line input returning a view is a view, not a change
     expect(turns([user("look"), read("/repo/src/app.ts"), edit("/repo/src/app.ts", "a", view)], 1)).toBe(0);
   });
+
+  it("does not count a call that failed: a read too large, an edit whose oldString was not found", () => {
+    const failed = (name: string, input: Record<string, unknown>) => msg("assistant", [{ type: "tool", tool: name, callID: `c${k}`, state: { status: "error", input, error: "failed" } }]);
+    expect(turns([user("look"), failed("read", { filePath: "/repo/data.jsonl" }), read("/repo/data.jsonl")], 2)).toBe(0);
+    expect(turns([user("look"), read("/repo/src/app.ts"), failed("edit", { filePath: "/repo/src/app.ts", oldString: "a\nb", newString: "c" })], 1)).toBe(0);
+    // the same edit, applied, does
+    expect(turns([user("look"), read("/repo/src/app.ts"), edit("/repo/src/app.ts", "a\nb")], 1)).toBe(1);
+  });
 });
 
 describe("use tracking in the runtime", () => {
