@@ -3,11 +3,12 @@
 // view that goes, each older view goes too (its own prune, a prune request, or a note forced on it),
 // unless nothing may change it. Those older views hold the newer one, so a prune request for it
 // (context_prune, /acp sweep) would change nothing; manual.ts refuses it instead, and says which
-// views hold it. The checks are those of settleAt's forcedCandidate (pinned, protected, backed off),
-// made when the request comes rather than on the next call; its rarer reasons (a note that would grow
-// the older view too much, a part id shared with an earlier part) are not checked here.
+// views hold it. Whether an older view stays in full is settle's own test (in-full.ts inFullBeside),
+// made when the request comes rather than on the next call; of its reasons only restored, protected
+// and backed off are reported here so far.
 import type { PartNode } from "../graph/graph.js";
 import { clearedByHost } from "../graph/prompt.js";
+import { inFullBeside } from "./in-full.js";
 import type { SessionRuntime } from "./session.js";
 
 /** An older view that stays in full, and why it does. */
@@ -25,8 +26,6 @@ export interface Holder {
 export interface HoldersQuery {
   /** Parts the same request hides, or an earlier request does from the next call: their older views are looked at in turn. */
   hiding(partId: string): boolean;
-  /** The restored parts (SessionState.pinned) as they are before the request. */
-  pinned: Record<string, true> | undefined;
   /** The rules that back off in the session (regret.ts). */
   backedOff: ReadonlySet<string>;
 }
@@ -50,9 +49,10 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
       walk.push(o);
       const id = o.part.id;
       if (q.hiding(id)) continue;
-      if (q.pinned?.[id] === true) out.push({ partId: id, why: "restored", at: o.index });
-      else if (q.backedOff.has(mark.rule.id)) out.push({ partId: id, why: "backed-off", rule: mark.rule.id, at: o.index });
-      else if (rt.protectedBy.has(o.index) && mark.rule.options.overrideProtection !== true) out.push({ partId: id, why: "protected", rule: rt.protectedBy.get(o.index)!.id, at: o.index });
+      const why = inFullBeside(rt, mark, q.backedOff);
+      if (why === "restored") out.push({ partId: id, why, at: o.index });
+      else if (why === "backed-off") out.push({ partId: id, why, rule: mark.rule.id, at: o.index });
+      else if (why === "protected") out.push({ partId: id, why, rule: rt.protectedBy.get(o.index)!.id, at: o.index });
     }
   }
   return out.sort((a, b) => b.at - a.at).map(({ at: _, ...h }) => h);

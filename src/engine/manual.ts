@@ -272,11 +272,12 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
 
 /**
  * What the holders check of a request asks (holders.ts): the parts it hides (`hiding`, and those
- * asked for before), and the restored parts as they are before it stores anything.
+ * asked for before). A restored part it hides is skipped as hidden before its pin is looked at, so
+ * storing the request (which un-pins it) changes no other part's answer.
  */
 function heldQuery(state: SessionState, hiding: string[]): Omit<HoldersQuery, "backedOff"> {
   const ids = new Set(hiding);
-  return { hiding: (p) => ids.has(p) || state.manual?.[p] !== undefined, pinned: state.pinned && { ...state.pinned } };
+  return { hiding: (p) => ids.has(p) || state.manual?.[p] !== undefined };
 }
 
 /** Stores a prune request of the part (none: the one it has stands) and un-pins it. */

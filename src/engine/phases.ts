@@ -2,14 +2,16 @@
 //   protect → supersede → age → reduce → manual → commit → (render, in render.ts)
 // A part gets at most one decision per slot; the earliest phase wins, so a superseded output
 // is never also truncated. Committed decisions are sticky and skipped here.
-import { inputChars, resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
+import { inputChars, tokensOf, type PartNode } from "../graph/graph.js";
 import type { CommitPolicy } from "../rules/types.js";
 import type { Patch } from "./actions/index.js";
 import { clearedByHost, lastUserIndex } from "../graph/prompt.js";
-import { patchChars, slotChars } from "./render.js";
+import { slotChars } from "./render.js";
+import { evaluatePatch, type Candidate } from "./candidate.js";
+import { inFullBeside, untouchable } from "./in-full.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
-import { cacheExpiredSince, decisionsOf, noteDecision, type Decision } from "./state.js";
+import { cacheExpiredSince, noteDecision, type Decision } from "./state.js";
 import { manualPatch, signedReasoning } from "./manual.js";
 import { noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
@@ -18,12 +20,6 @@ import { DecidedNow, parking, type Decider, type ParkedSummary, type RepayBound,
 /** The model's own requests: applied on the call after it asked, wherever they are. */
 const MANUAL: Decider = { id: "manual", action: { name: "manual" } };
 
-
-/** A patch with what it saves; depends only on the part and the rule, so it is cached. */
-interface Candidate {
-  patch: Patch;
-  tokens: number;
-}
 
 /** Characters of a part the provider receives (output or text, plus a tool call's input); cached per node. */
 export function sentChars(n: PartNode): number {
@@ -61,34 +57,6 @@ export function patchVerdict(rule: CompiledRule, node: PartNode, by?: PartNode):
   // the provider verifies a signed block's text: it goes out unchanged or not at all
   if (patch.text !== undefined && signedReasoning(node)) return evaluatePatch(node, { drop: true }, rule.options);
   return evaluatePatch(node, patch, rule.options);
-}
-
-/** Checks that a patch is worth applying and counts the tokens it saves. */
-function evaluatePatch(n: PartNode, patch: Patch, options?: Record<string, unknown>): Candidate | null {
-  if (patch.text !== undefined && patch.text.trim() === "") return null; // never an empty text part
-  // A pending or running call's output is not sent (the host sends an interruption note).
-  if (patch.output !== undefined && n.part.type === "tool" && !TERMINAL.has(n.part.state?.status as string)) return null;
-  const before = slotChars(n, patch);
-  // never make a part larger (comparison baselines may, to reproduce other pruners exactly)
-  if (!patch.drop && options?.allowGrowth !== true && !shrinks(n, patch, before)) return null;
-  return { patch, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) };
-}
-
-/** How much larger than the output it replaces the note on a forced older view may be (see forcedView). */
-const FORCED_GROWTH_CHARS = 160;
-
-/** Minimum characters a patch must save to be worth a change. */
-const MIN_SAVING = 16;
-
-/** Smaller as sent, not only in characters: JSON escapes and multi-byte breadcrumbs count too. */
-function shrinks(n: PartNode, patch: Patch, before: number): boolean {
-  const after = patchChars(patch);
-  if (after + MIN_SAVING > before) return false;
-  if (before - after > 256) return true; // clearly smaller; skip the byte count on large outputs
-  const bytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
-  const original = patch.input !== undefined ? JSON.stringify(n.part.state?.input ?? {}) : patch.text !== undefined ? (n.part.text ?? "") : resultText(n);
-  const replaced = patch.input !== undefined ? JSON.stringify(patch.input) : (patch.output ?? patch.text ?? patch.asText ?? "");
-  return bytes(replaced) + MIN_SAVING <= bytes(original);
 }
 
 export interface CallResult {
@@ -316,21 +284,8 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
     for (const [ri, list] of back) rt.candidates[ri] = mergeSorted(rt.candidates[ri], list.sort((a, b) => a - b));
   }
 
-  // Invariants no rule can switch off: the user's own words (only the opt-in code-block action
-  // may shorten them) and the current turn's reasoning, which providers verify by signature.
-  function untouchable(n: PartNode, rule: Decider): boolean {
-    if (state.pinned?.[n.part.id] === true) return true;
-    // Decisions are keyed by part id: a part sharing its id with an earlier one is never decided.
-    if (graph.byId.get(n.part.id) !== n) return true;
-    // ...and so is one whose id holds the decisions of a part of another type (cut off, say)
-    if (slotsOf[n.index] === undefined && state.decisions[n.part.id] !== undefined && decisionsOf(state.decisions, n.part) === undefined) return true;
-    const role = n.message.info?.role;
-    if (role === "user" && n.part.type === "text" && !n.part.synthetic) return rule.action.name !== "collapse-code-blocks";
-    return n.part.type === "reasoning" && n.msgIndex > graph.lastUserMsgIndex;
-  }
-
   function want(n: PartNode, rule: Decider, c: Candidate, by?: string, mark?: SupersedeMark) {
-    if (untouchable(n, rule)) return;
+    if (untouchable(rt, n, rule) !== undefined) return;
     const slot = c.patch.input !== undefined ? "input" : "output";
     if (slot === "output") {
       rt.decidedNow.set(n.index, rule.id);
@@ -690,18 +645,10 @@ export function runPhases(rt: SessionRuntime, policy: CommitPolicy, promptTokens
 
   /** The patch of `o` as a forced older view on this call, if it can be one (forcedView without the want). */
   function forcedCandidate(o: PartNode, mark: SupersedeMark): Candidate | undefined {
-    // (o is mark.node: olderViews lists the marks of the first nodes of their ids)
-    // a patch known not to fit settles it before the look-ups below, which are cache misses on a long session
-    if (mark.forced === null || backedOff.has(mark.rule.id) || untouchable(o, mark.rule)) return undefined;
-    if (rt.protectedBy.has(o.index) && mark.rule.options.overrideProtection !== true) return undefined;
-    // the patch depends only on the part, the rule and the newer view (as candidateFor's): once per mark
-    let c: Candidate | null | undefined = mark.forced;
-    if (c === undefined) {
-      const patch = mark.rule.action.apply(o, mark.rule.options as Record<string, any>, { by: mark.byNode });
-      const fits = !!patch && patch.output !== undefined && patchChars(patch) - slotChars(o, patch) <= FORCED_GROWTH_CHARS;
-      c = mark.forced = fits ? evaluatePatch(o, patch, { ...mark.rule.options, allowGrowth: true }) : null;
-    }
-    return c ?? undefined;
+    // (o is mark.node.) A patch known not to fit settles it (inFullBeside says no-note) before the
+    // look-ups, which are cache misses on a long session.
+    if (mark.forced === null || inFullBeside(rt, mark, backedOff) !== undefined) return undefined;
+    return mark.forced ?? undefined;
   }
 
   /** A prune request, or an older view taken in beside one: it goes whatever the break-even (Wanted.insist). */

@@ -162,17 +162,21 @@ export function createPruner(options: PrunerOptions): AcpPruner {
   }
 
   /**
-   * The runtime whose graph holds the part, and its node: the session's (as the last request left
-   * it), or else, with `history`, one of its own over a copy of the state (a new process, or a part
-   * newer than the last request), so neither the session's runtime nor its state changes.
+   * Finds a part: the runtime whose graph holds it, and its node. The session's runtime (as the last
+   * request left it), or else, with `history`, one of its own over a copy of the state (a new
+   * process, or a part newer than the last request), so neither the session's runtime nor its state
+   * changes; that one is made at most once per finder, so a finder serves one request.
    */
-  function factsOf(rt: SessionRuntime, partId: string, history?: Message[]): { rt: SessionRuntime; node: PartNode } | undefined {
-    const live = rt.graph?.byId.get(partId);
-    if (live) return { rt, node: live };
-    if (!history) return undefined;
-    const own = runtimeFrom(rt.state, history);
-    const node = own.graph.byId.get(partId);
-    return node && { rt: own, node };
+  function finder(rt: SessionRuntime, history?: Message[]): (partId: string) => { rt: SessionRuntime; node: PartNode } | undefined {
+    let own: SessionRuntime | undefined;
+    return (partId) => {
+      const live = rt.graph?.byId.get(partId);
+      if (live) return { rt, node: live };
+      if (!history) return undefined;
+      own ??= runtimeFrom(rt.state, history);
+      const node = own.graph.byId.get(partId);
+      return node && { rt: own, node };
+    };
   }
 
   /** A runtime of its own over a copy of `state`, with `history`'s facts and protection (never saved). */
@@ -199,7 +203,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     const state = rt.state;
     const had = prunedNow(state, partId);
     const wasPinned = state.pinned?.[partId] === true;
-    const facts = factsOf(rt, partId, history);
+    // a finder of its own: the copy of the state it may make must hold the pins of earlier restores
+    const facts = finder(rt, history)(partId);
     const waiting = had || !facts ? [] : standingOf(facts.rt, ruleSet, facts.node, resolved.commit.regretLimit ?? 0).filter((s) => s.standing === "waiting").map((s) => (s.tokens ? { rule: s.id, tokens: s.tokens } : { rule: s.id }));
     const newer = (facts?.rt.newerViews(facts.node.part.id) ?? []).map((n) => n.part.id).filter((id) => prunedNow(state, id, true));
     if (had) {
@@ -329,16 +334,11 @@ export function createPruner(options: PrunerOptions): AcpPruner {
    * its own over `history` (made once per request).
    */
   function holdersIn(rt: SessionRuntime, history: Message[]): ManualContext["holders"] {
-    let own: SessionRuntime | undefined;
+    const find = finder(rt, history);
     const backedOff = rt.backedOff.rules(rt.state, resolved.commit.regretLimit ?? 0);
     return (partId, q) => {
-      let src = rt;
-      let node = rt.graph?.byId.get(partId);
-      if (!node) {
-        src = own ??= runtimeFrom(rt.state, history);
-        node = src.graph.byId.get(partId);
-      }
-      return node ? holdersOf(src, node, { ...q, backedOff }) : [];
+      const found = find(partId);
+      return found ? holdersOf(found.rt, found.node, { ...q, backedOff }) : [];
     };
   }
 

@@ -106,7 +106,7 @@ function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: 
     if (newer.superseding !== undefined) return rt.marks.has(node.part.id) ? "superseded-elsewhere" : "spared";
     return newer.spared ? "spared" : "no-newer-view";
   }
-  // no rule decides a restored part again (phases.ts untouchable), protected or not
+  // no rule decides a restored part again (in-full.ts untouchable), protected or not
   if (rt.state.pinned?.[node.part.id] === true) return "restored";
   if (rt.protectedBy.has(node.index) && r.options.overrideProtection !== true) return "protected";
   if (backedOff.has(r.id)) return "backed-off";
