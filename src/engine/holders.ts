@@ -4,8 +4,8 @@
 // unless nothing may change it. Those older views hold the newer one, so a prune request for it
 // (context_prune, /acp sweep) would change nothing; manual.ts refuses it instead, and says which
 // views hold it. Whether an older view stays in full is settle's own test (in-full.ts inFullBeside),
-// made when the request comes rather than on the next call; of its reasons only restored, protected
-// and backed off are reported here so far.
+// made when the request comes rather than on the next call; of its reasons only untouchable's rarer
+// ones (a part id shared with an earlier part, say) are not reported here yet.
 import type { PartNode } from "../graph/graph.js";
 import { clearedByHost } from "../graph/prompt.js";
 import { inFullBeside } from "./in-full.js";
@@ -16,10 +16,11 @@ export interface Holder {
   partId: string;
   /**
    * restored: pinned (/acp restore, context_prune restore); protected: a protect rule holds it;
-   * backed-off: the rule that would hide it beside the newer view backed off after regret.
+   * backed-off: the rule that would hide it beside the newer view backed off after regret; no-note:
+   * that rule has no note for it short enough (a note may outgrow a small output only a little).
    */
-  why: "restored" | "protected" | "backed-off";
-  /** The protect rule, or the rule that backed off. */
+  why: "restored" | "protected" | "backed-off" | "no-note";
+  /** The protect rule, or the rule that backed off or has no note. */
   rule?: string;
 }
 
@@ -51,7 +52,7 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
       if (q.hiding(id)) continue;
       const why = inFullBeside(rt, mark, q.backedOff);
       if (why === "restored") out.push({ partId: id, why, at: o.index });
-      else if (why === "backed-off") out.push({ partId: id, why, rule: mark.rule.id, at: o.index });
+      else if (why === "backed-off" || why === "no-note") out.push({ partId: id, why, rule: mark.rule.id, at: o.index });
       else if (why === "protected") out.push({ partId: id, why, rule: rt.protectedBy.get(o.index)!.id, at: o.index });
     }
   }
@@ -78,10 +79,11 @@ export function heldText(id: string, holders: Holder[], verb: string, idOf: (par
     const views = `${ids.join(", ")}, ${one ? "an older view" : "older views"} of the same thing,`;
     if (why === "restored") return `${views} ${one ? "was" : "were"} restored and ${one ? "stays" : "stay"} in full`;
     if (why === "protected") return `${views} ${one ? "is" : "are"} protected by rule "${rule}"`;
+    if (why === "no-note") return `${views} ${one ? "stays" : "stay"} in full: rule "${rule}" has no note short enough to replace ${one ? "it" : "them"} beside the newer view`;
     return `${views} ${one ? "stays" : "stay"} in full: rule "${rule}", which would hide ${one ? "it" : "them"} beside the newer view, backed off after regret in this session`;
   });
-  // no prune request changes a protected view (one the host cleared itself, say): nothing to advise
-  if (holders.some((h) => h.why === "protected")) return `${id}: ${reasons.join("; ")}; a newer view is hidden only together with its older views, and no prune request hides a protected part`;
+  // no prune request changes a protected view, nor one too small for any note: nothing to advise
+  if (holders.some((h) => h.why === "protected" || h.why === "no-note")) return `${id}: ${reasons.join("; ")}; a newer view is hidden only together with its older views, and no prune request hides ${holders.some((h) => h.why === "protected") ? "a protected part" : "an output smaller than its note"}`;
   const ids = holders.map((h) => idOf(h.partId)).join(", ");
   return `${id}: ${reasons.join("; ")}; a newer view cannot be hidden while an older one is shown (${verb} ${ids} too, in the same request, to hide ${holders.length === 1 ? "both" : "them all"})`;
 }

@@ -221,6 +221,7 @@ function holdersText(pruner: AcpPruner, sessionID: string, holders: Holder[], gr
       const one = labels.length === 1;
       if (h.why === "restored") return `${labels.join(", ")} ${one ? "was" : "were"} restored`;
       if (h.why === "protected") return `${labels.join(", ")} ${one ? "is" : "are"} protected by rule "${h.rule}"`;
+      if (h.why === "no-note") return `${labels.join(", ")} ${one ? "stays" : "stay"} in full: rule "${h.rule}" has no note short enough for ${one ? "it" : "them"}`;
       return `${labels.join(", ")} ${one ? "stays" : "stay"} in full: rule "${h.rule}" backed off after regret`;
     })
     .join("; ");

@@ -187,3 +187,27 @@ describe("a prune request of a newer view whose older view stays in full for ano
     discarded(m, "prt_r2");
   });
 });
+
+describe("a prune request of a newer view whose older view is too small for any note", () => {
+  // the same grep twice: the first found nothing, and identical-call's note on it (naming a long path,
+  // pattern and include) would outgrow its output by more than commit allows, so no note is forced
+  // on it and it stays in full; commit then keeps the newer grep in full too
+  const path = `src/${"deep/".repeat(50)}calc.ts`;
+  const grep = (output: string, id: string) => assistant([{ tool: "grep", input: { path, pattern: "p".repeat(120), include: `*.{${"ts,".repeat(40)}js}` }, output, id }]);
+
+  it("is refused, naming the older view, and the newer view stays in full", () => {
+    const p = createPruner({ config: { commit: { minTokens: 0 }, tool: true, idsFromTokens: 0 } });
+    const h = [user("t1"), grep("No files found", "prt_g1"), assistant([], "done"), user("t2"), grep(bigText("calc v2", 120), "prt_g2"), assistant([], "done")];
+    replay(h, (m) => p.transform(m));
+    const g2 = Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === "prt_g2")![0];
+    expect(p.manual(SID, { action: "discard", targets: [g2] }, h)).toEqual({
+      ok: false,
+      text: `${g2}: prt_g1, an older view of the same thing, stays in full: rule "identical-call" has no note short enough to replace it beside the newer view; a newer view is hidden only together with its older views, and no prune request hides an output smaller than its note`,
+    });
+    expect(p.state(SID).manual?.prt_g2).toBeUndefined();
+    const m = structuredClone(h);
+    p.transform(m);
+    expect(outputOf(m, "prt_g2")).toBe(`${bigText("calc v2", 120)}\n[acp:${g2}]`);
+    expect(outputOf(m, "prt_g1")).toBe("No files found");
+  });
+});
