@@ -6,12 +6,15 @@ import type { PartNode } from "../graph/graph.js";
 import { explainCondition, type ExplainedCondition, show } from "./explain.js";
 import { holdsOn } from "./compile.js";
 import { patchVerdict } from "./phases.js";
+import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { spares, type SessionRuntime, type Spare } from "./session.js";
 
 /**
  * - protected: a protect rule holds the part (a protect rule that matches; any other rule that does
- *   not override protection)
+ *   not override protection). A protect rule's protection does not hold against a rule that sets
+ *   overrideProtection: such a rule that matches stands as it would on an unprotected part, and
+ *   it, not the protection, decides what becomes of the part (overriddenBy, overrides)
  * - restored: it matches, but the user or the model restored the part, and rules leave it alone
  * - backed-off: the rule caused regret in this session and decides no new parts there
  * - taken: it matches, but another rule's change to the part's output (or a prune request's) is
@@ -55,6 +58,16 @@ export interface StandingRule {
   sameKey?: string[];
   /** Tokens the change would save (waiting, when the phases computed it). */
   tokens?: number;
+  /**
+   * What the change would make of the slot it changes (not-worth): its characters before and
+   * after, or `none` (the action's name) when the action leaves the part as it is. Absent where
+   * the reason is not the size (a drop, an empty text, a call still running).
+   */
+  change?: { slot: "output" | "input" | "text" | "file"; before: number; after: number } | { none: string };
+  /** A protect rule: the rules that match the part and override protection, so it does not hold against them. */
+  overriddenBy?: string[];
+  /** A rule that overrides protection, on a protected part: the protect rules that match it (their protection does not hold against this rule). */
+  overrides?: string[];
 }
 
 const ORDER: Standing[] = ["protected", "restored", "waiting", "backed-off", "taken", "not-worth", "superseded-elsewhere", "spared", "no-newer-view", "no-match"];
@@ -65,6 +78,7 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
   const mark = rt.marks.get(node.part.id);
   const tool = node.part.type === "tool" ? node.part.tool : undefined;
   const out: StandingRule[] = [];
+  const overriding = new Set<StandingRule>(); // entries of rules that override protection
   for (const r of ruleSet.rules) {
     const ctx = rt.ctxs[r.index];
     if (!holdsOn(r.staticWhen, node, tool, ctx)) continue;
@@ -92,9 +106,46 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
     if (entry.standing === "spared") Object.assign(entry, newer!.superseding !== undefined ? { newer: newer!.superseding } : { newer: newer!.spared!.id, spared: newer!.spared!.why });
     if (entry.standing === "no-newer-view" && newer!.sameKey.length > 0) entry.sameKey = newer!.sameKey;
     if (entry.standing === "waiting" && patch) entry.tokens = patch.tokens;
+    if (entry.standing === "not-worth") {
+      const change = sizeOf(r, node, marked ? mark!.byNode : undefined);
+      if (change) entry.change = change;
+    }
     out.push(entry);
+    if (r.options.overrideProtection === true && r.phase !== "protect") overriding.add(entry);
   }
-  return out.sort((a, b) => ORDER.indexOf(a.standing) - ORDER.indexOf(b.standing));
+  return ranked(out, overriding);
+}
+
+/** Standings of a rule that matches the part (it wants to change it, or would but for the reason named). */
+const MATCHING = new Set<Standing>(["restored", "backed-off", "taken", "waiting", "not-worth"]);
+
+/**
+ * Most telling first (ORDER). A protection that a matching rule overrides does not decide the
+ * part's fate: that rule's own standing does, so the protect rules come right after the rules
+ * that override them, and each side names the other.
+ */
+function ranked(entries: StandingRule[], overriding: ReadonlySet<StandingRule>): StandingRule[] {
+  const rank = new Map<StandingRule, number>(entries.map((s) => [s, ORDER.indexOf(s.standing)]));
+  const protectors = entries.filter((s) => s.phase === "protect" && s.standing === "protected");
+  const overriders = protectors.length > 0 ? entries.filter((s) => overriding.has(s) && MATCHING.has(s.standing)) : [];
+  if (overriders.length > 0) {
+    const last = Math.max(...overriders.map((s) => rank.get(s)!));
+    for (const s of protectors) {
+      s.overriddenBy = overriders.map((o) => o.id);
+      rank.set(s, last + 0.5);
+    }
+    for (const s of overriders) s.overrides = protectors.map((p) => p.id);
+  }
+  return entries.sort((a, b) => rank.get(a)! - rank.get(b)!);
+}
+
+/** What the rule's change would make of the part, by size, where size is why it is not worth making (evaluatePatch's shrink check). */
+function sizeOf(r: CompiledRule, node: PartNode, by: PartNode | undefined): StandingRule["change"] {
+  const patch = r.action.apply(node, r.options as Record<string, any>, { by });
+  if (!patch) return { none: r.action.name };
+  if (patch.drop || patch.text?.trim() === "" || (node.part.type === "tool" && patch.output !== undefined && node.part.state?.status !== "completed" && node.part.state?.status !== "error")) return undefined;
+  const slot = patch.input !== undefined ? "input" : patch.output !== undefined ? "output" : patch.text !== undefined ? "text" : "file";
+  return { slot, before: slotChars(node, patch), after: patchChars(patch) };
 }
 
 function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: boolean, backedOff: ReadonlySet<string>, marked: boolean, notWorth: boolean, newer: NewerOfKey | undefined): Standing {
@@ -180,21 +231,40 @@ const SPARED: Record<Spare, string> = {
   keepNewest: "the rule keeps the newest view of the key before it (keepNewest)",
 };
 
+/** "matches", with the newer part that supersedes the part and the protection the rule overrides. */
+function matches(s: StandingRule): string {
+  const notes = [s.by && s.standing === "waiting" ? `superseded by ${s.by}` : undefined, s.overrides ? `it overrides ${listed(s.overrides)}` : undefined].filter(Boolean);
+  return `matches${notes.length ? ` (${notes.join("; ")})` : ""}`;
+}
+
+const SLOT: Record<string, string> = { output: "its output", input: "its input", text: "its text", file: "the file" };
+
+/** Why a change is not worth making: what it would make of the part, when size is the reason. */
+function notWorth(change: StandingRule["change"]): string {
+  if (!change) return "its change would save too little";
+  if ("none" in change) return `its action (${change.none}) would leave the part as it is`;
+  const { slot, before, after } = change;
+  const n = (c: number) => `${c.toLocaleString("en-US")} char${c === 1 ? "" : "s"}`;
+  if (after >= before) return `its change would not shrink the part: ${SLOT[slot]}, ${n(before)}, would become ${n(after)}`;
+  return `its change would save too little: ${SLOT[slot]}, ${n(before)}, would become ${n(after)}`;
+}
+
 /** One line: where the rule stands and, when it does not match, what fails. */
 export function describeStanding(s: StandingRule): string {
   switch (s.standing) {
     case "protected":
-      return s.phase === "protect" ? `${s.id}: protects it` : `${s.id}: matches, but the part is protected (the rule does not override protection)`;
+      if (s.phase !== "protect") return `${s.id}: matches, but the part is protected (the rule does not override protection)`;
+      return s.overriddenBy ? `${s.id}: protects it from every rule but ${listed(s.overriddenBy)}, which ${s.overriddenBy.length === 1 ? "overrides" : "override"} protection` : `${s.id}: protects it`;
     case "restored":
-      return `${s.id}: matches, but the part was restored, and rules leave a restored part alone`;
+      return `${s.id}: ${matches(s)}, but the part was restored, and rules leave a restored part alone`;
     case "taken":
-      return `${s.id}: matches, but ${s.takenBy === "manual" ? "a prune request's" : `${s.takenBy}'s`} change to the part's output is the one wanted (one change per slot)`;
+      return `${s.id}: ${matches(s)}, but ${s.takenBy === "manual" ? "a prune request's" : `${s.takenBy}'s`} change to the part's output is the one wanted (one change per slot)`;
     case "backed-off":
-      return `${s.id}: matches, but the rule backed off in this session (it caused regret: regretLimit)`;
+      return `${s.id}: ${matches(s)}, but the rule backed off in this session (it caused regret: regretLimit)`;
     case "waiting":
-      return `${s.id}: matches${s.by ? ` (superseded by ${s.by})` : ""}; waits for the commit policy${s.tokens ? ` (would save ${s.tokens.toLocaleString("en-US")} tokens)` : ""}: a change to the prompt already sent applies where the cache breaks anyway or once the batch repays the re-cache`;
+      return `${s.id}: ${matches(s)}; waits for the commit policy${s.tokens ? ` (would save ${s.tokens.toLocaleString("en-US")} tokens)` : ""}: a change to the prompt already sent applies where the cache breaks anyway or once the batch repays the re-cache`;
     case "not-worth":
-      return `${s.id}: matches, but its change would save too little`;
+      return `${s.id}: ${matches(s)}, but ${notWorth(s.change)}`;
     case "superseded-elsewhere":
       return `${s.id}: newer part ${s.newer} has the same key${keyText(s)}, but the part is already superseded by ${s.markedBy} (by ${s.by})`;
     case "spared":

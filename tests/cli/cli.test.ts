@@ -237,6 +237,16 @@ describe("acp explain", () => {
     expect(missing).toEqual({ code: 2, out: "", err: "error: --part prt_nope: no such part in the prompt of call 115\n" });
   });
 
+  it("--part of a write's result: the rule that overrides protection says why it does not prune, before the protection it overrides", async () => {
+    const r = await run("explain", "examples/session.json", "--part", "prt_0000266");
+    expect(r.code).toBe(0);
+    const reasons = r.out.split("\n").filter((l) => /^ {2}\S/.test(l));
+    expect(reasons.slice(0, 2)).toEqual([
+      "  stale-edit-result: matches (it overrides protected-tools), but its change would not shrink the part: its output, 78 chars, would become 97 chars",
+      "  protected-tools: protects it from every rule but stale-edit-result, which overrides protection",
+    ]);
+  });
+
   it("a wrong preset, a missing rule file or a rule file with an error: rejected as simulate rejects them, exit 2", async () => {
     const bad = join(tmp, "bad-rule.yaml");
     writeFileSync(bad, "rules:\n  my-rule:\n    phase: agee\n    when: { fact: tool, operator: equal, value: bash }\n    then: { action: clear }\n");

@@ -4,7 +4,7 @@ import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
 import { describeStanding, failingLeaves } from "../../src/engine/why-not.js";
 import { newState, type SessionState } from "../../src/engine/state.js";
-import { assistant, bigText, SID, user } from "../helpers/session.js";
+import { assistant, bigText, editLastTurn, SID, user } from "../helpers/session.js";
 
 /** Every call of the session, as the host makes them; the pruner keeps its runtime for why(). */
 function run(p: ReturnType<typeof createPruner>, h: Message[]): void {
@@ -70,6 +70,50 @@ describe("why a part is not pruned", () => {
     const supersede = pkg.find((s) => s.by === "prt_pkg2")!;
     expect(supersede.standing).toBe("protected");
     expect(describeStanding(supersede)).toBe(`${supersede.id}: matches, but the part is protected (the rule does not override protection)`);
+  });
+
+  // protected-tools protects edits and writes, but stale-edit-result overrides protection: for an
+  // edit's result it is that rule's own verdict, not the protection, that decides
+  it("an edit's result: the rule that overrides protection comes first and says why it does not prune; the protect rule names it", () => {
+    const p = createPruner({ preset: "balanced", config: held });
+    run(p, editLastTurn());
+    const standing = p.why(SID, "prt_edit")!.standing!;
+    expect(standing.slice(0, 2)).toMatchObject([
+      { id: "stale-edit-result", standing: "not-worth", overrides: ["protected-tools"], change: { slot: "output", before: 26 } },
+      { id: "protected-tools", standing: "protected", overriddenBy: ["stale-edit-result"] },
+    ]);
+    const { after } = standing[0].change as { after: number };
+    expect(after).toBeGreaterThan(26); // the breadcrumb is longer than the confirmation it replaces
+    expect(standing.slice(0, 2).map(describeStanding)).toEqual([
+      `stale-edit-result: matches (it overrides protected-tools), but its change would not shrink the part: its output, 26 chars, would become ${after} chars`,
+      "protected-tools: protects it from every rule but stale-edit-result, which overrides protection",
+    ]);
+    // a longer result of the same kind: the same rule waits for the commit policy, still ahead of the protection
+    const q = createPruner({ preset: "balanced", config: held });
+    run(q, editLastTurn(bigText("diagnostics", 20)));
+    const waiting = q.why(SID, "prt_edit")!.standing!;
+    expect(waiting[0]).toMatchObject({ id: "stale-edit-result", standing: "waiting" });
+    expect(describeStanding(waiting[0])).toMatch(/^stale-edit-result: matches \(it overrides protected-tools\); waits for the commit policy \(would save [\d,]+ tokens\)/);
+    expect(describeStanding(waiting[1])).toBe("protected-tools: protects it from every rule but stale-edit-result, which overrides protection");
+  });
+
+  it("a change that would shrink the part by too little says by how much; an action that changes nothing says so", () => {
+    const p = createPruner({ preset: "verbose", config: held });
+    run(p, [
+      user("go"),
+      assistant([{ tool: "bash", input: { command: "pwd" }, output: "/w", id: "prt_pwd1" }]),
+      assistant([{ tool: "bash", input: { command: "pwd" }, output: "/w", id: "prt_pwd2" }]),
+      assistant([], "done"),
+    ]);
+    const identical = p.why(SID, "prt_pwd1")!.standing!.find((s) => s.id === "identical-call")!;
+    expect(identical).toMatchObject({ standing: "not-worth", change: { slot: "output", before: 2 } });
+    expect(describeStanding(identical)).toMatch(/^identical-call: matches, but its change would not shrink the part: its output, 2 chars, would become \d+ chars$/);
+    const q = createPruner({ preset: "balanced", config: held });
+    run(q, [user("go"), assistant([{ tool: "bash", input: { command: "sh run-tests.sh" }, output: "FAIL: 1 test", id: "prt_short" }]), assistant([], "ran"), user("next"), assistant([], "ok")]);
+    const long = q.why(SID, "prt_short")!.standing!.find((s) => s.id === "stale-long-command")!;
+    // strip-input leaves an input under its minChars as it is
+    expect(long).toMatchObject({ standing: "not-worth", change: { none: "strip-input" } });
+    expect(describeStanding(long)).toBe("stale-long-command: matches, but its action (strip-input) would leave the part as it is");
   });
 
   it("an age rule that does not match yet names the leaves that fail, with their values", () => {

@@ -53,3 +53,13 @@ export function replay(messages: Message[], transform: (m: Message[]) => void): 
 }
 
 export const toolPart = (ms: Message[], partId: string) => ms.flatMap((m) => m.parts).find((p) => p.id === partId);
+
+/** An edit (part prt_edit, its result `output`) in the first turn, and a second turn after it: the edit's result is from an earlier turn. */
+export const editLastTurn = (output = "Edit applied successfully."): Message[] => [
+  user("fix it"),
+  assistant([{ tool: "edit", input: { filePath: "/w/src/a.ts", oldString: "a", newString: "b" }, output, id: "prt_edit" }]),
+  assistant([], "done"),
+  user("next"),
+  assistant([{ tool: "bash", input: { command: "ls" }, output: "x" }]),
+  assistant([], "ok"),
+];

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { runCommand, HELP } from "../../src/host/commands.js";
 import { fmtK } from "../../src/host/notify.js";
-import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
+import { assistant, bigText, editLastTurn, SID, toolPart, user } from "../helpers/session.js";
 
 function session() {
   return [
@@ -178,6 +178,18 @@ describe("/acp commands", () => {
     const next = structuredClone(h);
     p.transform(next);
     expect(toolPart(next, "prt_c1")?.state?.output).toBe(`${bigText("st1")}\n[acp:${t1}]`);
+  });
+
+  it("explain of an edit's result: the rule that overrides protection says why it does not prune, before the protection it overrides (as acp explain --part)", () => {
+    const h = editLastTurn();
+    const p = createPruner({ config: { tool: false } });
+    p.transform(structuredClone(h));
+    const lines = runCommand(p, SID, "explain prt_edit", h).split("\n");
+    expect(lines.slice(0, 3)).toEqual([
+      "acp explain prt_edit (edit /w/src/a.ts): not pruned. Rules that consider it:",
+      expect.stringMatching(/^ {2}- stale-edit-result: matches \(it overrides protected-tools\), but its change would not shrink the part: its output, 26 chars, would become \d+ chars$/),
+      "  - protected-tools: protects it from every rule but stale-edit-result, which overrides protection",
+    ]);
   });
 
   it("explain of a part no rule pruned works in a new process and for parts newer than the last request", () => {
