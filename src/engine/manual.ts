@@ -1,20 +1,17 @@
 // Manual decisions: what the model asks for through the prune tool (discard, distill, replace,
-// restore) on tool outputs, its own earlier text and reasoning, and what the user discards with
-// /acp sweep. Requests are validated against the original history and stored in state; the
-// patches are computed in the "manual" phase from the fresh copy the host hands over, so they go
-// through the same commit and render path as rule decisions.
-import { metadataHasKey } from "../graph/metadata.js";
-import { buildGraph, hostOf, resultText, tokensOf, type Graph, type PartNode } from "../graph/graph.js";
+// restore) on tool outputs, its own earlier text and reasoning. Requests are validated against the
+// original history and stored in state; the patches are computed in the "manual" phase from the
+// fresh copy the host hands over (manual-patch.ts), so they go through the same commit and render
+// path as rule decisions. What the user discards with /acp sweep is stored the same way (sweep.ts).
+import { buildGraph, tokensOf, type Graph, type PartNode } from "../graph/graph.js";
 import type { HostProfile } from "../graph/host.js";
-import type { Message, Part } from "../graph/types.js";
-import { describeCall } from "./actions/describe.js";
-import type { Patch } from "./actions/index.js";
+import type { Message } from "../graph/types.js";
 import { idTags, type IdTags } from "./id-tags.js";
 import { partOf, shownIdOf } from "./ids.js";
-import { patchChars, slotChars } from "./render.js";
-import { touch, type SessionState } from "./state.js";
-import { heldText, type Holder, type HoldersQuery } from "./holders.js";
-import type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
+import type { SessionState } from "./state.js";
+import { heldText } from "./holders.js";
+import type { ManualAction, ManualEntry } from "./manual-entry.js";
+import { contentOf, heldQuery, replaceBetween, signedReasoning, storeRequest, type HoldersOf } from "./manual-patch.js";
 
 export type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
 
@@ -32,75 +29,6 @@ export interface ManualRequest {
   targets: (ManualTarget | string | string[])[];
 }
 
-/** Who made a manual entry. */
-export const manualBy = (entry: ManualEntry | undefined): ManualBy => (entry?.by === "user" ? "user" : "agent");
-
-export const REPLACE_MIN_SPAN = 30;
-export const REPLACE_MIN_MARKER = 16;
-
-/** Replaces start..end (inclusive) when each marker occurs exactly once in order; else an error text. */
-export function replaceBetween(text: string, r: { start: string; end: string; replacement?: string }): { text?: string; error?: string } {
-  if (r.start.length < REPLACE_MIN_MARKER && r.end.length < REPLACE_MIN_MARKER) return { error: `one marker must be at least ${REPLACE_MIN_MARKER} characters` };
-  const s = text.indexOf(r.start);
-  if (s < 0) return { error: "start marker not found" };
-  if (text.indexOf(r.start, s + 1) >= 0) return { error: "start marker occurs more than once" };
-  const e = text.indexOf(r.end, s + r.start.length);
-  if (e < 0) return { error: "end marker not found after the start marker" };
-  if (text.indexOf(r.end, e + 1) >= 0) return { error: "end marker occurs more than once" };
-  const endAt = e + r.end.length;
-  if (endAt - s < REPLACE_MIN_SPAN) return { error: `the matched span must be at least ${REPLACE_MIN_SPAN} characters` };
-  const note = r.replacement ?? `[… ${endAt - s} chars removed by the agent]`;
-  return { text: text.slice(0, s) + note + text.slice(endAt) };
-}
-
-/** What the provider receives as a part's content: a tool result, or a text or reasoning part's text. */
-export function contentOf(node: PartNode): string {
-  const part = node.part;
-  return part.type === "tool" ? resultText(node) : typeof part.text === "string" ? part.text : "";
-}
-
-/**
- * A reasoning block the provider verifies: its metadata carries a signature or an encrypted copy
- * (Anthropic and Bedrock `signature` / `redactedData`, Google `thoughtSignature`, OpenAI
- * `reasoningEncryptedContent`). Its text must go out unchanged or not at all.
- */
-export function signedReasoning(node: PartNode): boolean {
-  const key = hostOf(node)?.signatureKey;
-  return node.part.type === "reasoning" && key !== undefined && metadataHasKey(node.part.metadata, key);
-}
-
-/** What a discarded unsigned reasoning block becomes: providers that require the field still get one. */
-export const REASONING_DISCARDED = "[reasoning pruned by the agent]";
-
-/** The first line of a text, shortened: what a discarded message's breadcrumb shows. */
-function gist(text: string): string {
-  const line = text.trim().split("\n", 1)[0];
-  return line.length > 60 ? `${line.slice(0, 60)}…` : line;
-}
-
-/** The patch of a manual entry for the original part, or undefined if it no longer applies. */
-export function manualPatch(node: PartNode, entry: ManualEntry): Patch | undefined {
-  const p = node.part;
-  if (p.type !== "tool" && p.type !== "text" && p.type !== "reasoning") return undefined;
-  if (p.type === "reasoning" && signedReasoning(node)) return entry.action === "discard" ? { drop: true } : undefined;
-  const patch = (content: string): Patch => (p.type === "tool" ? { output: content } : { text: content });
-  if (entry.action === "discard") {
-    if (p.type === "tool") return patch(`${describeCall(p)} → discarded by the ${manualBy(entry)}`);
-    return patch(p.type === "reasoning" ? REASONING_DISCARDED : `[message discarded by the ${manualBy(entry)}: ${JSON.stringify(gist(p.text ?? ""))}]`);
-  }
-  if (entry.action === "distill") {
-    if (p.type === "tool") return patch(`${describeCall(p)} → distilled by the agent: ${entry.summary ?? ""}`);
-    return patch(`[${p.type === "reasoning" ? "reasoning" : "message"} distilled by the agent] ${entry.summary ?? ""}`);
-  }
-  let text = contentOf(node);
-  for (const r of entry.replaces ?? []) {
-    const out = replaceBetween(text, r);
-    if (out.text === undefined) return undefined;
-    text = out.text;
-  }
-  return patch(text);
-}
-
 export interface ManualContext {
   state: SessionState;
   /** The host (its id tags, part ids, placeholders). */
@@ -114,7 +42,7 @@ export interface ManualContext {
   protectedHelp: string;
   restore(partId: string): RestoreOutcome;
   /** The older views of a part that would keep it in full if it were pruned (holders.ts holdersOf). */
-  holders(partId: string, q: Omit<HoldersQuery, "backedOff">): Holder[];
+  holders: HoldersOf;
 }
 
 /**
@@ -271,23 +199,6 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
 }
 
 /**
- * What the holders check of a request asks (holders.ts): the parts it hides (`hiding`, and those
- * asked for before). A restored part it hides is skipped as hidden before its pin is looked at, so
- * storing the request (which un-pins it) changes no other part's answer.
- */
-function heldQuery(state: SessionState, hiding: string[]): Omit<HoldersQuery, "backedOff"> {
-  const ids = new Set(hiding);
-  return { hiding: (p) => ids.has(p) || state.manual?.[p] !== undefined };
-}
-
-/** Stores a prune request of the part (none: the one it has stands) and un-pins it. */
-function storeRequest(state: SessionState, partId: string, entry: ManualEntry | undefined): void {
-  if (entry) (state.manual ??= {})[partId] = entry;
-  touch(state, partId);
-  if (state.pinned) delete state.pinned[partId];
-}
-
-/**
  * The entry a prune request of the part stores (undefined: it is discarded already, and the
  * breadcrumb and who asked stay as they are), or why it cannot.
  */
@@ -333,67 +244,4 @@ function availableIds(state: SessionState, graph: Graph, protection: (partId: st
     if (!protection(partId)) out.push(`${id} (${tokensOf(chars)} tokens)`);
   }
   return out;
-}
-
-export interface SweepResult {
-  /** Outputs newly discarded, and the tokens that frees from every later request. */
-  parts: number;
-  tokens: number;
-  /** Left alone: pruned or asked for already, protected, too small to be worth a breadcrumb. */
-  already: number;
-  protected: number;
-  small: number;
-  /**
-   * Left alone as well, when there are any: newer views of a thing whose older view stays in full
-   * (restored, say), and those older views (holders.ts), each once. The sweep hides a newer view
-   * only with its older views.
-   */
-  held?: { parts: number; holders: Holder[] };
-}
-
-/** Characters a replacement must save to be worth a change (as the commit phase requires). */
-const MIN_SAVING = 16;
-
-/**
- * /acp sweep: the user discards the completed tool outputs after their last message (or the newest
- * n). Each is counted once: outputs already pruned, or already asked for by an earlier sweep or by
- * the agent, are left alone, and the tokens are what the breadcrumb saves, as the commit reports.
- * A newer view of a thing whose older view stays in full is left alone too (`holders`: as
- * ManualContext.holders), unless the sweep discards that older view as well.
- */
-export function applySweep(state: SessionState, graph: Graph, n: number | undefined, protection: (partId: string) => unknown, holders: ManualContext["holders"]): SweepResult {
-  const tools = graph.nodes.filter((x) => x.part.type === "tool" && x.part.state?.status === "completed" && graph.byId.get(x.part.id) === x);
-  const targets = n !== undefined ? tools.slice(Math.max(0, tools.length - n)) : tools.filter((x) => x.msgIndex > graph.lastUserMsgIndex);
-  const r: SweepResult = { parts: 0, tokens: 0, already: 0, protected: 0, small: 0 };
-  const accepted: { id: string; tokens: number }[] = [];
-  for (const t of targets) {
-    const id = t.part.id;
-    if (state.decisions[id]?.output || state.manual?.[id]) r.already++;
-    else if (protection(id)) r.protected++;
-    else {
-      const patch = manualPatch(t, { action: "discard", by: "user" });
-      const before = patch ? slotChars(t, patch) : 0;
-      if (!patch || patchChars(patch) + MIN_SAVING > before) r.small++;
-      else accepted.push({ id, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) });
-    }
-  }
-  const q = heldQuery(state, accepted.map((a) => a.id));
-  const seen = new Set<string>();
-  for (const { id, tokens } of accepted) {
-    const held = holders(id, q);
-    if (held.length > 0) {
-      r.held ??= { parts: 0, holders: [] };
-      r.held.parts++;
-      for (const h of held)
-        if (!seen.has(h.partId)) {
-          seen.add(h.partId);
-          r.held.holders.push(h);
-        }
-      continue;
-    }
-    storeRequest(state, id, { action: "discard", by: "user" });
-    r.parts++;
-    r.tokens += tokens;
-  }
-  return r;
 }

@@ -12,7 +12,7 @@ import { inFullBeside, untouchable } from "./in-full.js";
 import type { CompiledRule } from "./ruleset.js";
 import type { SessionRuntime } from "./session.js";
 import { cacheExpiredSince, noteDecision, type Decision } from "./state.js";
-import { manualPatch, signedReasoning } from "./manual.js";
+import { manualPatch, signedReasoning } from "./manual-patch.js";
 import { noteReruns } from "./regret.js";
 import { mergeSorted, sleeping } from "./sleepers.js";
 import { DecidedNow, parking, type Decider, type ParkedSummary, type RepayBound, type SupersedeMark, type Wanted } from "./parked.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { idFor } from "../../src/engine/ids.js";
-import { REASONING_DISCARDED } from "../../src/engine/manual.js";
+import { REASONING_DISCARDED } from "../../src/engine/manual-patch.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
-import { replaceBetween } from "../../src/engine/manual.js";
+import { replaceBetween } from "../../src/engine/manual-patch.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
 
 const history = () => [
