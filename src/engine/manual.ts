@@ -11,7 +11,8 @@ import { partOf, shownIdOf } from "./ids.js";
 import type { SessionState } from "./state.js";
 import { heldText } from "./holders.js";
 import type { ManualAction, ManualEntry } from "./manual-entry.js";
-import { contentOf, heldQuery, replaceBetween, signedReasoning, storeRequest, type HoldersOf } from "./manual-patch.js";
+import { contentOf, heldQuery, manualPatch, replaceBetween, signedReasoning, storeRequest, type HoldersOf } from "./manual-patch.js";
+import { evaluatePatch } from "./candidate.js";
 
 export type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
 
@@ -177,6 +178,12 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
       lines.push(`${id}: ${entry}`);
       continue;
     }
+    const unchanged = entry && notSmaller(node, entry);
+    if (unchanged) {
+      ok = false;
+      lines.push(`${id}: ${unchanged}`);
+      continue;
+    }
     lines.push(`${id}: ${req.action === "discard" ? "discarded" : req.action === "distill" ? "distilled" : "replaced"}`);
     accepted.push({ line: lines.length - 1, id, partId, node, entry });
   }
@@ -217,6 +224,20 @@ function manualEntry(t: ManualTarget, action: Exclude<ManualAction, "restore">, 
   }
   if (err) return `${err} (markers must match the original ${node.part.type === "tool" ? "output" : "text"} literally; replaced spans must not overlap)`;
   return entry;
+}
+
+/**
+ * Why the request would not make the part smaller, or undefined. Commit makes no change that does
+ * not shrink a part (candidate.ts evaluatePatch), so such a request would be answered as done and
+ * never applied.
+ */
+function notSmaller(node: PartNode, entry: ManualEntry): string | undefined {
+  const patch = manualPatch(node, entry);
+  if (patch && evaluatePatch(node, patch)) return undefined;
+  const what = `${node.part.type === "tool" ? "output" : "text"} (${contentOf(node).length.toLocaleString("en-US")} chars)`;
+  if (entry.action === "discard") return `kept: the ${what} is no longer than its note would be, so discarding it frees nothing`;
+  if (entry.action === "distill") return `kept: the summary is not shorter than the ${what}`;
+  return `kept: the replacement does not make the ${what} shorter`;
 }
 
 /** The id of the one part with an id whose content holds start…end (the id-less replace tuple). */

@@ -1,9 +1,9 @@
 // /acp sweep: the user discards the tool outputs since their last message (or the newest n), stored
 // as prune requests of the user's (manual-patch.ts), applied like the model's from the next request.
-import { tokensOf, type Graph } from "../graph/graph.js";
+import type { Graph } from "../graph/graph.js";
 import type { Holder } from "./holders.js";
 import { heldQuery, manualPatch, storeRequest, type HoldersOf } from "./manual-patch.js";
-import { patchChars, slotChars } from "./render.js";
+import { evaluatePatch } from "./candidate.js";
 import type { SessionState } from "./state.js";
 
 export interface SweepResult {
@@ -22,9 +22,6 @@ export interface SweepResult {
   held?: { parts: number; holders: Holder[] };
 }
 
-/** Characters a replacement must save to be worth a change (as the commit phase requires). */
-const MIN_SAVING = 16;
-
 /**
  * /acp sweep: the user discards the completed tool outputs after their last message (or the newest
  * n). Each is counted once: outputs already pruned, or already asked for by an earlier sweep or by
@@ -42,10 +39,11 @@ export function applySweep(state: SessionState, graph: Graph, n: number | undefi
     if (state.decisions[id]?.output || state.manual?.[id]) r.already++;
     else if (protection(id)) r.protected++;
     else {
+      // the check commit makes (candidate.ts): a breadcrumb no smaller than the output is never applied
       const patch = manualPatch(t, { action: "discard", by: "user" });
-      const before = patch ? slotChars(t, patch) : 0;
-      if (!patch || patchChars(patch) + MIN_SAVING > before) r.small++;
-      else accepted.push({ id, tokens: Math.max(0, tokensOf(before) - tokensOf(patchChars(patch))) });
+      const c = patch && evaluatePatch(t, patch);
+      if (!c) r.small++;
+      else accepted.push({ id, tokens: c.tokens });
     }
   }
   const q = heldQuery(state, accepted.map((a) => a.id));

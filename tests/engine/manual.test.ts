@@ -110,3 +110,36 @@ describe("ids and the prune tool", () => {
     expect(replaceBetween(text, { start: "alpha beta gamma", end: "delta" }).error).toMatch(/at least 30/);
   });
 });
+
+describe("a prune request that would not make the part smaller", () => {
+  const small = () => [
+    user("go"),
+    assistant([
+      { tool: "bash", input: { command: "pwd" }, output: "/w", id: "prt_pwd" },
+      { tool: "grep", input: { pattern: "foo" }, output: bigText("grep"), id: "prt_g1" },
+    ]),
+    assistant([], "looking"),
+  ];
+
+  it("is refused, not answered as done: nothing is stored and the next request shows the part as it was", () => {
+    const p = createPruner({ config: { commit: { minTokens: 1_000_000 }, idsFromTokens: 0 } });
+    const h = small();
+    const first = structuredClone(h);
+    p.transform(first);
+    const idOf = (partId: string) => String(toolPart(first, partId)?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+    // an output this small carries no id tag; the model can still name it by its part id
+    expect(idOf("prt_pwd")).toBeUndefined();
+    const pwd = "prt_pwd";
+    const g1 = idOf("prt_g1")!;
+    expect(p.manual(SID, { action: "discard", targets: [pwd] }, h)).toEqual({ ok: false, text: `${pwd}: kept: the output (2 chars) is no longer than its note would be, so discarding it frees nothing` });
+    const long = "a summary far longer than the two characters of the output it would replace";
+    expect(p.manual(SID, { action: "distill", targets: [{ id: pwd, summary: long }] }, h)).toEqual({ ok: false, text: `${pwd}: kept: the summary is not shorter than the output (2 chars)` });
+    // the rest of the request still applies
+    expect(p.manual(SID, { action: "discard", targets: [pwd, g1] }, h).text).toBe(`${pwd}: kept: the output (2 chars) is no longer than its note would be, so discarding it frees nothing\n${g1}: discarded`);
+    const next = structuredClone(h);
+    p.transform(next);
+    expect(toolPart(next, "prt_pwd")?.state?.output).toBe("/w");
+    expect(toolPart(next, "prt_g1")?.state?.output).toBe(`grep({pattern: "foo"}) → discarded by the agent\n[acp:${g1}]`);
+    expect(p.state(SID).manual?.["prt_pwd"]).toBeUndefined();
+  });
+});
