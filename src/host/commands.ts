@@ -16,6 +16,7 @@ import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret
 import { budgetText, type BudgetLimit } from "./budget.js";
 import { fmtK } from "./notify.js";
 import { callLabel } from "./reminders.js";
+import { didYouMean } from "../rules/problems.js";
 
 const fmt = (n: number) => (n >= 1000 ? `${(n / 1000).toFixed(1)}K` : String(n));
 
@@ -242,6 +243,9 @@ export function sweepText(pruner: AcpPruner, sessionID: string, messages: Messag
   return `acp sweep: ${r.parts} output${r.parts === 1 ? "" : "s"} discarded by you (${fmtK(r.tokens)} tokens) from the next request${rest}.`;
 }
 
+/** Every subcommand, for an unknown one's did-you-mean. */
+const SUBCOMMANDS = ["help", "context", "stats", "budget", "protected", "sweep", "explain", "restore"];
+
 /** Subcommands that read the session history (the plugin fetches it for them). */
 export const NEEDS_HISTORY = /^(context|sweep|budget|explain|restore)\b/;
 
@@ -274,6 +278,6 @@ export function runCommand(pruner: AcpPruner, sessionID: string, args: string, m
     case "restore":
       return arg ? restoreText(pruner, sessionID, arg, messages) : "usage: /acp restore <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
     default:
-      return `acp: unknown subcommand "${sub}".\n${HELP}`;
+      return `acp: unknown subcommand "${sub}"${didYouMean(sub, SUBCOMMANDS)}.\n${HELP}`;
   }
 }

@@ -32,6 +32,13 @@ describe("/acp commands", () => {
     for (const sub of ["context", "stats", "protected", "sweep", "explain", "restore"]) expect(HELP).toContain(`/acp ${sub}`);
   });
 
+  it("an unknown subcommand suggests the nearest one (a typo) and lists them all", () => {
+    const { p } = pruned();
+    expect(runCommand(p, SID, "stast", [])).toBe(`acp: unknown subcommand "stast" (did you mean "stats"?).\n${HELP}`);
+    expect(runCommand(p, SID, "restor t1", []).split("\n")[0]).toBe('acp: unknown subcommand "restor" (did you mean "restore"?).');
+    expect(runCommand(p, SID, "frobnicate", []).split("\n")[0]).toBe('acp: unknown subcommand "frobnicate".');
+  });
+
   it("stats counts prunes per rule", () => {
     const { p } = pruned();
     expect(runCommand(p, SID, "stats", [])).toMatch(/^acp stats \(preset balanced\): 1 prune, [\d.K]+ tokens saved per request\n  identical-call\s+1 parts/);
