@@ -8,6 +8,13 @@ export interface TransformOptions {
    */
   compaction?: boolean;
   /**
+   * Pending decisions apply at once when the prompt (estimated tokens, as `commit.pressureTokens`
+   * counts them) reaches this, for this request: the host's estimate of where it would compact the
+   * session otherwise. The smaller of this and `commit.pressureTokens` applies; 0 or absent: only
+   * `commit.pressureTokens`.
+   */
+  pressureTokens?: number;
+  /**
    * When this request is made (ms since the epoch; default: now). Replays pass the recorded time,
    * so the prompt-cache lifetime is judged as it was live.
    */

@@ -5,7 +5,7 @@ import type { ExplainEntry, Pruner, TransformOptions } from "./api.js";
 import { defaultConfig, layersSetTool, type ConfigLayer } from "../rules/config.js";
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
-import type { AcpConfig } from "../rules/types.js";
+import type { AcpConfig, CommitPolicy } from "../rules/types.js";
 import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
 import { carriedRenderer, Pass, render, renderRepeat, type RenderTarget } from "./render.js";
 import { applyDrops, WriteLog, writeLog, type Undo } from "./write-log.js";
@@ -381,16 +381,23 @@ export function createPruner(options: PrunerOptions): AcpPruner {
    * the ids. It writes the runtime and the session state, never the copy: render comes after the
    * state is saved.
    */
-  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, carried?: (i: number, part: Part) => void) {
+  /** The commit policy of a call: the host's pressure point, when lower, replaces the configured one. */
+  function policyFor(pressure: number | undefined): CommitPolicy {
+    const own = resolved.commit.pressureTokens;
+    if (!(typeof pressure === "number" && pressure > 0) || (own > 0 && own <= pressure)) return resolved.commit;
+    return { ...resolved.commit, pressureTokens: pressure };
+  }
+
+  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, policy: CommitPolicy, carried?: (i: number, part: Part) => void) {
     rt.lastCall = { count: messages.length, lastId };
     rt.dirty = false;
     const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, anchor2: rt.state.sentUpTo, carried });
     const seenBefore = rt.processed;
     const rebuilt = rt.update(graph);
     if (rt.replayManual) replayManualCalls(rt, messages);
-    const tokens = resolved.commit.pressureTokens > 0 ? renderedTokens(rt) : 0;
+    const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;
     const taggedBefore = rt.tagged.length;
-    const result = runPhases(rt, resolved.commit, tokens, now);
+    const result = runPhases(rt, policy, tokens, now);
     rt.state.lastCallAt = now;
     if (result.pending > 0) rt.state.waiting = { parts: result.pending, tokens: result.pendingTokens };
     else delete rt.state.waiting;
@@ -433,7 +440,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       const walkLog = new WriteLog();
       undo.unshift(() => walkLog.undo());
       const carried = incremental ? carriedRenderer(rt.view, to, walkLog) : undefined;
-      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now, carried);
+      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now, policyFor(options.pressureTokens), carried);
       const state = rt.state;
       const nodes = graph.nodes;
       for (const i of rt.committedNow) rt.view.changed(nodes[i]); // their render plans are made again

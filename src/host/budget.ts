@@ -76,6 +76,25 @@ export function chooseLimit(model: ModelLimit | undefined, configLimit: unknown)
   return { source: "none" };
 }
 
+/**
+ * Share of the room OpenCode leaves before it compacts (context limit minus max output) at which
+ * the plugin applies every pending prune at once. The engine counts the history at chars/4 without
+ * the system prompt and tool definitions, so the margin covers those and a tokenizer that counts
+ * more than chars/4.
+ */
+export const PRESSURE_SHARE = 0.8;
+
+/**
+ * The prompt size (estimated tokens) from which pending prunes apply at once (TransformOptions
+ * pressureTokens): some way before OpenCode would compact the session, which loses far more than
+ * re-writing the cached prompt once. 0 when the limit is unknown.
+ */
+export function compactionPressure(limit: BudgetLimit): number {
+  if (!limit.context) return 0;
+  const room = limit.output && limit.output < limit.context ? limit.context - limit.output : limit.context;
+  return Math.floor(room * PRESSURE_SHARE);
+}
+
 export interface BudgetInput {
   pruner: AcpPruner;
   sessionID: string;

@@ -12,7 +12,7 @@ import { OPENCODE } from "./profile.js";
 import { createLogger } from "./log.js";
 import { applyReminders, reminderSettings, sessionFacts, stripReminders } from "./reminders.js";
 import { PruneNotifier } from "./notify.js";
-import { chooseLimit, lastUsage, modelLimit } from "./budget.js";
+import { chooseLimit, compactionPressure, lastUsage, modelLimit, type ModelLimit } from "./budget.js";
 import { beforeFailing, commandHandled, handledMessage } from "./handled.js";
 import { LiveSetup } from "./live-config.js";
 
@@ -94,6 +94,16 @@ const AcpPlugin: Plugin = async (input) => {
     if (who.agent) body.agent = who.agent;
     if (who.model) body.model = who.model;
     await client.session.prompt({ path: { id: sessionID }, body });
+  }
+
+  /** The host's model list, looked up once per model (modelLimit never throws). */
+  const limits = new Map<string, Promise<ModelLimit | undefined>>();
+  /** Where pending prunes go at once: some way before the host would compact (budget.ts), 0 if unknown. */
+  async function pressureFor(messages: Message[]): Promise<number> {
+    const usage = lastUsage(messages);
+    const key = `${usage?.providerID}/${usage?.modelID}`;
+    if (usage?.providerID && usage.modelID && !limits.has(key)) limits.set(key, modelLimit(client, usage.providerID, usage.modelID));
+    return compactionPressure(chooseLimit(await limits.get(key), loaded.config.contextLimit));
   }
 
   /** A child session (task tool), known by its parentID. */
@@ -226,7 +236,8 @@ const AcpPlugin: Plugin = async (input) => {
         const facts = remind ? safe("reminders", () => sessionFacts(messages)) : undefined;
         if (notifier.enabled) safe("notify", () => notifier.before(sessionID, pruner.state(sessionID), messages));
         // no id tags in what the summary is made from, nor where the agent has no prune tool (subagents)
-        pruner.transform(messages, { compaction: inCompaction, tool: !(await child(sessionID)) });
+        const pressureTokens = await pressureFor(messages);
+        pruner.transform(messages, { compaction: inCompaction, tool: !(await child(sessionID)), pressureTokens });
         if (notifier.enabled) safe("notify", () => notifier.after(sessionID, pruner.state(sessionID)));
         // Not in the copy the compaction agent summarises, nor in subagents.
         if (facts && !(await child(sessionID))) {

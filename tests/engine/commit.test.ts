@@ -131,6 +131,16 @@ describe("context pressure", () => {
     const out = run(12_000);
     expect(superseded(out[3], "prt_g1")).toBe(true);
   });
+
+  it("the host's pressure point for a call (TransformOptions.pressureTokens) commits them too, where the config has none", () => {
+    const h = session();
+    expect(superseded(calls(createPruner({ preset: "verbose", config: noBatches }), h)[3], "prt_g1")).toBe(false);
+    const q = createPruner({ preset: "verbose", config: noBatches });
+    expect(superseded(calls({ transform: (ms: Message[]) => q.transform(ms, { pressureTokens: 12_000 }) } as ReturnType<typeof createPruner>, h)[3], "prt_g1")).toBe(true);
+    // a configured threshold below the host's still applies
+    const r = createPruner({ preset: "verbose", config: { ...noBatches, commit: { ...noBatches.commit, pressureTokens: 12_000 } } });
+    expect(superseded(calls({ transform: (ms: Message[]) => r.transform(ms, { pressureTokens: 50_000 }) } as ReturnType<typeof createPruner>, h)[3], "prt_g1")).toBe(true);
+  });
 });
 
 describe("plain batch (comparison baselines: commit.plainBatch)", () => {

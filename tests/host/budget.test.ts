@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
-import { chooseLimit, lastUsage, modelLimit } from "../../src/host/budget.js";
+import { chooseLimit, compactionPressure, lastUsage, modelLimit } from "../../src/host/budget.js";
 import { runCommand } from "../../src/host/commands.js";
 import { assistant, bigText, SID, user } from "../helpers/session.js";
 
@@ -80,5 +80,13 @@ describe("/acp budget", () => {
     );
     const p = createPruner({ config: { idsFromTokens: 0 } });
     expect(runCommand(p, SID, "budget", [user("hi")])).toMatch(/^acp budget: no model call has reported its token usage in this session yet\.\n {2}pruning: nothing pruned yet \(preset balanced\)\nrecommendations:\n {2}- run \/acp context/);
+  });
+});
+
+describe("pressure point (pending prunes go before the host compacts)", () => {
+  it("is 80% of the room the host leaves before it compacts, 0 when the limit is unknown", () => {
+    expect(compactionPressure({ context: 128_000, output: 4096, source: "model" })).toBe(Math.floor((128_000 - 4096) * 0.8));
+    expect(compactionPressure({ context: 40_000, source: "config" })).toBe(32_000);
+    expect(compactionPressure({ source: "none" })).toBe(0);
   });
 });
