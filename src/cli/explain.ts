@@ -19,8 +19,11 @@ export function explainCall(path: string, opts: { preset: string; call?: number;
   const pruner = checkedPruner(opts.preset, { host: OPENCODE, preset: opts.preset, rules: opts.rules, config: { tool: false } });
   for (const i of calls.slice(0, n)) pruner.transform(structuredClone(session.messages.slice(0, i)));
   const sid = sessionIdOf(session);
-  const entries = pruner.explain(sid).filter((e) => (opts.part ? e.partId === opts.part : e.tokensSaved > 0));
-  const out = [`${session.file}: call ${n} of ${calls.length}, preset ${opts.preset}: ${entries.length} part${entries.length === 1 ? "" : "s"} pruned, ${entries.reduce((s, e) => s + e.tokensSaved, 0)} tokens saved`];
+  // the first line is the call's totals, with or without --part
+  const saving = pruner.explain(sid).filter((e) => e.tokensSaved > 0);
+  const entries = opts.part ? pruner.explain(sid).filter((e) => e.partId === opts.part) : saving;
+  const parts = new Set(saving.map((e) => e.partId)).size; // a part's output and input are two entries
+  const out = [`${session.file}: call ${n} of ${calls.length}, preset ${opts.preset}: ${parts} part${parts === 1 ? "" : "s"} pruned, ${saving.reduce((s, e) => s + e.tokensSaved, 0)} tokens saved`];
   if (opts.part && entries.length === 0) out.push(...notPruned(pruner.why(sid, opts.part)?.standing, opts.part, n));
   for (const e of entries) {
     const why = pruner.why(sid, e.partId);

@@ -204,6 +204,20 @@ describe("acp explain", () => {
     expect(r.out).not.toContain("userNamedTurns = null");
   });
 
+  it("--part keeps the call's totals in the first line (not the one part's)", async () => {
+    const all = await run("explain", "examples/session.json");
+    const part = /\n(prt_\w+) \(/.exec(all.out)![1];
+    const one = await run("explain", "examples/session.json", "--part", part);
+    expect(one.code).toBe(0);
+    expect(one.out.split("\n")[0]).toBe(all.out.split("\n")[0]);
+    expect(new Set(one.out.match(/\nprt_\w+ \(/g))).toEqual(new Set([`\n${part} (`]));
+    // a part whose output and input are both pruned counts once
+    const blocks = all.out.match(/\n(prt_\w+) \(/g)!;
+    expect(all.out).toContain(`preset balanced: ${new Set(blocks).size} parts pruned`);
+    const unpruned = await run("explain", "examples/session.json", "--part", "prt_0000418");
+    expect(unpruned.out.split("\n")[0]).toBe(all.out.split("\n")[0]);
+  });
+
   it("--call picks the call", async () => {
     const r = await run("explain", "examples/session.json", "--call", "3", "--preset", "compact");
     expect(r.code).toBe(0);
