@@ -58,5 +58,5 @@ export function schemaProblems(name: SchemaName | `${SchemaName}.schema.json#${s
       message = `${e.instancePath || "/"} is missing required property "${(e.params as any).missingProperty}"`;
     }
     return { file: doc.file, ...doc.locate(pointer, key), severity: "error" as const, message, ruleId: `schema/${e.keyword}`, pointer };
-  });
+  }).sort((a, b) => a.line - b.line || a.col - b.col); // the file's order, not the schema's
 }

@@ -44,6 +44,14 @@ describe("acp.jsonc layering", () => {
     expect(p.resolved.presetName).toBe("verbose");
   });
 
+  it("schema problems of one file are listed in the file's order", () => {
+    const p = plugin('{\n  "commit": { "minTokens": "lots" },\n  "protectedFiles": "**/x"\n}\n');
+    expect(located(p.problems)).toEqual([
+      `${p.file}:2:28 error schema/type: /commit/minTokens must be integer`,
+      `${p.file}:3:21 error schema/type: /protectedFiles must be array`,
+    ]);
+  });
+
   it("a leading UTF-8 byte order mark (Windows editors) is not a syntax error", () => {
     const p = plugin('\uFEFF{ "preset": "compact",\n  "rules": { "state-query": "off" } }');
     expect(located(p.problems)).toEqual([]);
