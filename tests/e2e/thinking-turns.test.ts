@@ -46,7 +46,9 @@ describe("opencode-acp in the real host: four turns with an OpenAI-compatible th
   const readSteps = (turn: string) => files.map((f, i) => ({ reasoning: think(`${turn}S${i + 1}`), toolCalls: [call(`call_${turn}_${i + 1}`, "read", { filePath: abs(f) })] }));
 
   beforeAll(async () => {
-    ws = await createWorkspace({ files: Object.fromEntries(files.map((f, i) => [f, module(i + 1)])), plugins: [ACP_PLUGIN] });
+    // a 400K window: turn 2 (~110K tokens) stays far from where pending prunes go before the host
+    // would compact (pressure.test.ts), so the 50K batch is what commits them here
+    ws = await createWorkspace({ files: Object.fromEntries(files.map((f, i) => [f, module(i + 1)])), plugins: [ACP_PLUGIN], contextLimit: 400_000 });
   });
   afterAll(async () => ws?.dispose());
 
