@@ -236,7 +236,7 @@ const AcpPlugin: Plugin = async (input) => {
         const facts = remind ? safe("reminders", () => sessionFacts(messages)) : undefined;
         if (notifier.enabled) safe("notify", () => notifier.before(sessionID, pruner.state(sessionID), messages));
         // no id tags in what the summary is made from, nor where the agent has no prune tool (subagents)
-        const pressureTokens = await pressureFor(messages);
+        const pressureTokens = await pressureFor(messages).catch(() => 0); // pruning goes on without it
         pruner.transform(messages, { compaction: inCompaction, tool: !(await child(sessionID)), pressureTokens });
         if (notifier.enabled) safe("notify", () => notifier.after(sessionID, pruner.state(sessionID)));
         // Not in the copy the compaction agent summarises, nor in subagents.
