@@ -32,3 +32,40 @@ export function handledMessage(subcommand: string): string {
  * 6 runs); after one macrotask it printed it every time (6 of 6).
  */
 export const beforeFailing = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
+
+/** The longest a handled command waits for its answer to be published (a later host may not say). */
+export const NOTICE_WAIT_MS = 2000;
+
+/**
+ * Waits for the host to publish a stored answer (`message.part.updated` of its finished text part)
+ * before the command fails: under load the publication came later than a fixed pause, and
+ * `opencode run` exited without printing the answer (1 run in 17 in the session-24 live audit).
+ */
+export class NoticeWatch {
+  private readonly waiting = new Map<string, { text: string; done: () => void }[]>();
+
+  /** Resolves once `seen` gets the finished text part `text` of the session, or after `capMs`. */
+  expect(sessionID: string, text: string, capMs = NOTICE_WAIT_MS): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const list = this.waiting.get(sessionID) ?? [];
+      const entry = { text, done: () => finish() };
+      const timer = setTimeout(() => finish(), capMs);
+      const finish = () => {
+        clearTimeout(timer);
+        const rest = (this.waiting.get(sessionID) ?? []).filter((e) => e !== entry);
+        if (rest.length > 0) this.waiting.set(sessionID, rest);
+        else this.waiting.delete(sessionID);
+        resolve();
+      };
+      list.push(entry);
+      this.waiting.set(sessionID, list);
+    });
+  }
+
+  /** A part the host published (the `message.part.updated` event's `part`). */
+  seen(part: unknown): void {
+    const p = part as { sessionID?: unknown; type?: unknown; text?: unknown; time?: { end?: unknown } } | undefined;
+    if (!p || p.type !== "text" || typeof p.sessionID !== "string" || p.time?.end === undefined) return;
+    for (const e of this.waiting.get(p.sessionID) ?? []) if (e.text === p.text) e.done();
+  }
+}

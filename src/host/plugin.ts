@@ -13,7 +13,7 @@ import { createLogger } from "./log.js";
 import { applyReminders, reminderSettings, sessionFacts, stripReminders } from "./reminders.js";
 import { PruneNotifier } from "./notify.js";
 import { chooseLimit, compactionPressure, lastUsage, modelLimit, type ModelLimit } from "./budget.js";
-import { beforeFailing, commandHandled, handledMessage } from "./handled.js";
+import { beforeFailing, commandHandled, handledMessage, NoticeWatch } from "./handled.js";
 import { LiveSetup } from "./live-config.js";
 
 /** Problems listed in the notice; a broken folder of rule files can hold thousands. */
@@ -79,6 +79,9 @@ const AcpPlugin: Plugin = async (input) => {
       return undefined;
     }
   }
+
+  /** Answers of handled /acp commands the host has yet to publish (the command fails once it has). */
+  const notices = new NoticeWatch();
 
   /** Agent and model of each session's last real user message: notices keep them, so the UI does not switch. */
   const lastUserOf = new Map<string, { agent?: string; model?: { providerID: string; modelID: string } }>();
@@ -178,6 +181,7 @@ const AcpPlugin: Plugin = async (input) => {
     // Fire and forget in the host: never let a rejection escape.
     event: async ({ event }: { event: any }) => {
       try {
+        if (event?.type === "message.part.updated") notices.seen(event.properties?.part);
         const sessionID: string | undefined = event?.properties?.sessionID;
         if (!sessionID) return;
         if (event.type === "session.idle") await onIdle(sessionID);
@@ -285,8 +289,11 @@ const AcpPlugin: Plugin = async (input) => {
         }
         const text = runCommand(pruner, input.sessionID, input.arguments, messages, { limit });
         const told = problemsFor(input.sessionID);
-        await notify(input.sessionID, told ? `${text}\n\n${told}` : text);
-        await beforeFailing();
+        const answer = told ? `${text}\n\n${told}` : text;
+        const published = notices.expect(input.sessionID, answer);
+        await notify(input.sessionID, answer);
+        await published;
+        await beforeFailing(); // and the event stream has carried it to the client
       } catch (e) {
         log.error("command", e);
         return; // let the command reach the model rather than fail the user's turn
