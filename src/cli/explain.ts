@@ -20,8 +20,9 @@ export function explainCall(path: string, opts: { preset: string; call?: number;
   for (const i of calls.slice(0, n)) pruner.transform(structuredClone(session.messages.slice(0, i)));
   const sid = sessionIdOf(session);
   // the first line is the call's totals, with or without --part
-  const saving = pruner.explain(sid).filter((e) => e.tokensSaved > 0);
-  const entries = opts.part ? pruner.explain(sid).filter((e) => e.partId === opts.part) : saving;
+  const all = pruner.explain(sid);
+  const saving = all.filter((e) => e.tokensSaved > 0);
+  const entries = opts.part ? all.filter((e) => e.partId === opts.part) : saving;
   const parts = new Set(saving.map((e) => e.partId)).size; // a part's output and input are two entries
   const out = [`${session.file}: call ${n} of ${calls.length}, preset ${opts.preset}: ${parts} part${parts === 1 ? "" : "s"} pruned, ${saving.reduce((s, e) => s + e.tokensSaved, 0)} tokens saved`];
   if (opts.part && entries.length === 0) out.push(...notPruned(pruner.why(sid, opts.part)?.standing, opts.part, n));

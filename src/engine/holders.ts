@@ -59,6 +59,18 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
   return out.sort((a, b) => b.at - a.at).map(({ at: _, ...h }) => h);
 }
 
+/** Holders by reason (kind and rule), in order of first appearance: one clause each in a reply. */
+export function byReason(holders: Holder[]): { why: Holder["why"]; rule?: string; partIds: string[] }[] {
+  const groups = new Map<string, { why: Holder["why"]; rule?: string; partIds: string[] }>();
+  for (const h of holders) {
+    const key = `${h.why} ${h.rule ?? ""}`;
+    const g = groups.get(key);
+    if (g) g.partIds.push(h.partId);
+    else groups.set(key, { why: h.why, rule: h.rule, partIds: [h.partId] });
+  }
+  return [...groups.values()];
+}
+
 /**
  * Why a prune request (`verb`: discard, distill, replace) of the part shown as `id` is refused: the
  * older views that hold it, by id (`idOf`), and what to do about it, e.g.
@@ -67,14 +79,8 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
  */
 export function heldText(id: string, holders: Holder[], verb: string, idOf: (partId: string) => string): string {
   // one reason per kind and rule, naming its views
-  const groups = new Map<string, { why: Holder["why"]; rule?: string; ids: string[] }>();
-  for (const h of holders) {
-    const key = `${h.why} ${h.rule ?? ""}`;
-    const g = groups.get(key);
-    if (g) g.ids.push(idOf(h.partId));
-    else groups.set(key, { why: h.why, rule: h.rule, ids: [idOf(h.partId)] });
-  }
-  const reasons = [...groups.values()].map(({ why, rule, ids }) => {
+  const reasons = byReason(holders).map(({ why, rule, partIds }) => {
+    const ids = partIds.map(idOf);
     const one = ids.length === 1;
     const views = `${ids.join(", ")}, ${one ? "an older view" : "older views"} of the same thing,`;
     if (why === "restored") return `${views} ${one ? "was" : "were"} restored and ${one ? "stays" : "stay"} in full`;

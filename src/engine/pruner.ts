@@ -376,11 +376,6 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     return Math.max(0, tokensOf(chars) - saved);
   }
 
-  /**
-   * Decides this call: the graph (the walk carries nodes over), the runtime's caches, the phases and
-   * the ids. It writes the runtime and the session state, never the copy: render comes after the
-   * state is saved.
-   */
   /** The commit policy of a call: the host's pressure point, when lower, replaces the configured one. */
   function policyFor(pressure: number | undefined): CommitPolicy {
     const own = resolved.commit.pressureTokens;
@@ -388,6 +383,11 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     return { ...resolved.commit, pressureTokens: pressure };
   }
 
+  /**
+   * Decides this call: the graph (the walk carries nodes over), the runtime's caches, the phases and
+   * the ids. It writes the runtime and the session state, never the copy: render comes after the
+   * state is saved.
+   */
   function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, policy: CommitPolicy, carried?: (i: number, part: Part) => void) {
     rt.lastCall = { count: messages.length, lastId };
     rt.dirty = false;

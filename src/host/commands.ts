@@ -8,7 +8,7 @@ import type { AcpPruner } from "../engine/pruner.js";
 import { partOf, shownIdOf } from "../engine/ids.js";
 import { rulesText, type ManualEntry } from "../engine/manual.js";
 import { manualBy } from "../engine/manual-patch.js";
-import type { Holder } from "../engine/holders.js";
+import { byReason, type Holder } from "../engine/holders.js";
 import { describeStanding } from "../engine/why-not.js";
 import { cacheExpiredSince } from "../engine/state.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
@@ -210,16 +210,9 @@ export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, m
  * that keep newer ones in full (holders.ts), one clause per reason.
  */
 function holdersText(pruner: AcpPruner, sessionID: string, holders: Holder[], graph: Graph): string {
-  const groups = new Map<string, { h: Holder; labels: string[] }>();
-  for (const h of holders) {
-    const key = `${h.why} ${h.rule ?? ""}`;
-    const label = labelOfPart(pruner, sessionID, h.partId, graph);
-    const g = groups.get(key);
-    if (g) g.labels.push(label);
-    else groups.set(key, { h, labels: [label] });
-  }
-  return [...groups.values()]
-    .map(({ h, labels }) => {
+  return byReason(holders)
+    .map((h) => {
+      const labels = h.partIds.map((p) => labelOfPart(pruner, sessionID, p, graph));
       const one = labels.length === 1;
       if (h.why === "restored") return `${labels.join(", ")} ${one ? "was" : "were"} restored`;
       if (h.why === "protected") return `${labels.join(", ")} ${one ? "is" : "are"} protected by rule "${h.rule}"`;
