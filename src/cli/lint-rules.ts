@@ -81,7 +81,7 @@ export function adviseRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
   if (matched && matched.size > 0 && targets && !targets.some((t) => matched.has(t)))
     warn("/then/action", `action "${action}" changes only ${targets.join(" and ")} parts, but this rule matches only ${list(matched)} parts: it never applies`, "action-target");
 
-  // The engine's invariants (src/engine/phases.ts `untouchable`): rules cannot switch them off.
+  // The engine's invariants (src/engine/in-full.ts `untouchable`): rules cannot switch them off.
   const conj = conjuncts(when);
   const userLeaf = conj.find((leaf) => allowedValues(leaf, "role")?.has("user"));
   const hostText = conj.some((leaf) => leaf.fact?.fact === "synthetic" && leaf.operator === "equal" && leaf.value === true);
@@ -93,7 +93,7 @@ export function adviseRule(doc: SourceDoc, rule: RuleSpec): Problem[] {
     warn(reasoningLeaf ? `${reasoningLeaf.pointer}/value` : "/when", `the engine never changes reasoning of the current turn, so "${action}" applies only to earlier turns (add { fact: ageTurns, operator: greaterThanInclusive, value: 1 })`, "untouchable");
 
   // reasoning the host leaves out once its turn is over: a prune there changes nothing the provider
-  // receives and saves nothing (it is free: the engine applies it at once, phases.ts unseen)
+  // receives and saves nothing (it is free: the engine applies it at once, call.ts unseen)
   const hostDropsFalse = conj.some((leaf) => leaf.fact?.fact === "hostDrops" && ((leaf.operator === "equal" && leaf.value === false) || (leaf.operator === "notEqual" && leaf.value === true)));
   if (reasoning?.has("reasoning") && ["truncate", "distill", "drop"].includes(action) && !hostDropsFalse)
     warn(reasoningLeaf ? `${reasoningLeaf.pointer}/value` : "/when", `reasoning the host drops itself once its turn is over (signed: Anthropic's thinking, OpenAI's and Google's reasoning) is not sent to the provider then, so "${action}" saves nothing on it (add { fact: hostDrops, operator: equal, value: false } for the reasoning the provider gets back and bills)`, "host-drops");

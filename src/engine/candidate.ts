@@ -1,5 +1,5 @@
 // Whether a patch is worth making, and what it saves: the check every change passes (rule wants,
-// prune requests, forced older views), shared by commit (phases.ts) and the shared in-full test
+// prune requests, forced older views), shared by the phases (verdicts.ts, walk-manual.ts) and the shared in-full test
 // (in-full.ts).
 import { resultText, TERMINAL, tokensOf, type PartNode } from "../graph/graph.js";
 import type { Patch } from "./actions/index.js";

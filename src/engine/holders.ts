@@ -1,5 +1,5 @@
 // The older views that keep a newer view in full. Commit never hides a newer view of a thing while
-// an older view of it stays in full ("never stale over fresh", phases.ts settleAt): beside a newer
+// an older view of it stays in full ("never stale over fresh", settle.ts settleAt): beside a newer
 // view that goes, each older view goes too (its own prune, a prune request, or a note forced on it),
 // unless nothing may change it. Those older views hold the newer one, so a prune request for it
 // (context_prune, /acp sweep) would change nothing; manual.ts refuses it instead, and says which

@@ -1,5 +1,5 @@
 // Why an older view of a thing stays in full beside a newer view that goes. Commit never hides a
-// newer view while an older view of it stays in full (phases.ts settleAt: it forces a note on the
+// newer view while an older view of it stays in full (settle.ts settleAt: it forces a note on the
 // older view, or holds the newer one back); holders.ts answers a prune request from the same test
 // ahead of time. One predicate, so a request is refused exactly where commit would hold it back.
 import type { PartNode } from "../graph/graph.js";
@@ -53,7 +53,7 @@ const FORCED_GROWTH_CHARS = 160;
 /**
  * The rule's note on the older view `mark.node` beside its newer view, growth allowed up to
  * FORCED_GROWTH_CHARS (null: none). It depends only on the part, the rule and the newer view (as
- * phases.ts candidateFor's): made once per mark, kept on it.
+ * verdicts.ts candidateFor's): made once per mark, kept on it.
  */
 export function forcedNote(mark: SupersedeMark): Candidate | null {
   if (mark.forced !== undefined) return mark.forced;

@@ -1,6 +1,6 @@
 // What a prune request does to a part, whoever asked for it (the model through the prune tool,
 // manual.ts; the user with /acp sweep, sweep.ts): the patch a stored manual entry makes of the
-// original part, computed in the "manual" phase (phases.ts) so it goes through the same commit and
+// original part, computed in the "manual" phase (walk-manual.ts) so it goes through the same commit and
 // render path as rule decisions; and how a request is stored in the session state.
 import { metadataHasKey } from "../graph/metadata.js";
 import { hostOf, resultText, type PartNode } from "../graph/graph.js";

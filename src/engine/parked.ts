@@ -1,10 +1,10 @@
 // Blocked wants carried from call to call. A supersede mark's want on a part is blocked by commit
-// while an older view of the part stays in full ("never stale over fresh", phases.ts settle), and a
+// while an older view of the part stays in full ("never stale over fresh", settle.ts), and a
 // blocked want is not a decision: without this index it was evaluated, wanted and blocked again on
 // every call (about 3,400 per call on the 2,000-message bench session, docs/bench.md).
 //
 // A parked want is one the marks loop would produce again unchanged (nothing it depends on has
-// changed: see runPhases) and commit would block again, because the older view that blocked it (its
+// changed: see PhaseCall in call.ts) and commit would block again, because the older view that blocked it (its
 // blocker) is still either a parked want itself or a part with no output decision that nothing
 // wants. The marks loop skips it; commit counts it as a pending want that stays blocked. It is
 // unparked, with every parked want that depends on it, when its blocker gets wanted, when its own
@@ -32,9 +32,9 @@ export interface SupersedeMark {
   parked?: boolean;
   /** Creation order: the order of pendingMarks, which the marks loop keeps. */
   seq: number;
-  /** phases.ts forcedView: the patch of the marked part as a forced older view (null: none), once made. */
+  /** forced-views.ts forcedView: the patch of the marked part as a forced older view (null: none), once made. */
   forced?: { patch: Patch; tokens: number } | null;
-  /** phases.ts forcedView: the want made of `forced`, kept for the later calls that force the part again. */
+  /** forced-views.ts forcedView: the want made of `forced`, kept for the later calls that force the part again. */
   forcedWant?: Wanted;
 }
 
@@ -60,7 +60,7 @@ export interface Wanted {
   blocked?: boolean;
   blocker?: number;
   /**
-   * Blocked only because forcing an older view aside did not repay on this call (phases.ts
+   * Blocked only because forcing an older view aside did not repay on this call (forced-views.ts
    * forcedRepays), its blocker or one further down its chain of views: the calls since the cache was
    * written grow, and the first change to the sent prefix moves, so a later call may repay it.
    * Parked only under a wake bound (RepayBound).
@@ -74,7 +74,7 @@ export interface Wanted {
 }
 
 /**
- * What keeps the parked mayRepay wants blocked (phases.ts forcedRepays is false for a link that
+ * What keeps the parked mayRepay wants blocked (forced-views.ts forcedRepays is false for a link that
  * does not repay while `from` stays, the calls since the cache was written stay below `wakeAt`,
  * and the older view stays sent; a link that was free or repaid stays so): the settle run they
  * were blocked in, and every later call they stayed parked through, settled once at `from`.
@@ -116,7 +116,7 @@ export class ParkedWants<W extends Wanted = Wanted> {
   private readonly perRule = new Map<string, number>();
   /** Wants unparked since the marks loop last took them (SessionRuntime.activeMarks): their marks are walked again. */
   readonly released: W[] = [];
-  /** Node indexes unparked since the age and reduce phases last took them back into their lists (runPhases). */
+  /** Node indexes unparked since the age and reduce phases last took them back into their lists (walk-rules.ts). */
   readonly freed: number[] = [];
   private summed: ParkedSummary = { count: 0, tokens: 0, first: Infinity, lastMsg: -Infinity };
   /** A want at `first` or `lastMsg` was unparked: summary() recounts. */

@@ -6,7 +6,9 @@ import { defaultConfig, layersSetTool, type ConfigLayer } from "../rules/config.
 import type { Problem } from "../rules/problems.js";
 import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig, CommitPolicy } from "../rules/types.js";
-import { evaluateProtection, runPhases, sentChars, type CallResult } from "./phases.js";
+import { evaluateProtection, type CallResult } from "./call.js";
+import { runPhases } from "./phases.js";
+import { sentChars } from "./sent-prefix.js";
 import { carriedRenderer, Pass, render, renderRepeat, type RenderTarget } from "./render.js";
 import { applyDrops, WriteLog, writeLog, type Undo } from "./write-log.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";

@@ -105,7 +105,7 @@ export class SessionRuntime {
   private sleeping: Sleepers[] = [];
   /**
    * Node index of a parked want (parked.ts) → the age and reduce rules (by index) whose candidate
-   * lists it left: its output is wanted, so they skip it until it is unparked (runPhases).
+   * lists it left: its output is wanted, so they skip it until it is unparked (walk-rules.ts).
    */
   readonly parkedOut = new Map<number, number[]>();
 
@@ -115,7 +115,7 @@ export class SessionRuntime {
     for (const [i, ris] of this.parkedOut) if (ris.includes(ruleIndex)) out.push(i);
     return out;
   }
-  /** sentPrefix[i]: characters sent for nodes[0..i) (phases.ts sentBetween); valid for the carried-over nodes. */
+  /** sentPrefix[i]: characters sent for nodes[0..i) (sent-prefix.ts sentBetween); valid for the carried-over nodes. */
   sentPrefix: number[] = [];
   /** Per supersede rule: key (its group name) → its group (the newest `when` member, and the members not marked yet). */
   private groups: Map<string, Group>[] = [];
@@ -156,7 +156,7 @@ export class SessionRuntime {
   /** Blocked supersede wants carried from call to call without being evaluated again (parked.ts). */
   readonly parked = new ParkedWants<Wanted>();
   readonly protectedBy = new Protection();
-  /** Per rule: cached patch verdicts by part id (see phases.ts candidateFor). */
+  /** Per rule: cached patch verdicts by part id (see verdicts.ts candidateFor). */
   patches: Map<string, { patch: import("./actions/index.js").Patch; tokens: number } | null>[] = [];
   decidedNow = new DecidedNow();
   /** Node indexes whose decisions this call committed (rendered after the phases). */

@@ -5,7 +5,7 @@
 import type { PartNode } from "../graph/graph.js";
 import { explainCondition, type ExplainedCondition, show } from "./explain.js";
 import { holdsOn } from "./compile.js";
-import { patchVerdict } from "./phases.js";
+import { patchVerdict } from "./verdicts.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { spares, type SessionRuntime, type Spare } from "./session.js";

@@ -7,7 +7,7 @@
 // newest user message and could carry on (or switch agent) because of it. After the loop it is a
 // plain ignored message: the UI shows it, the provider never receives it, and the engine does not
 // count it as a turn.
-import type { CallResult } from "../engine/phases.js";
+import type { CallResult } from "../engine/call.js";
 import type { SessionState } from "../engine/state.js";
 import type { Message, Part } from "../graph/types.js";
 import { callLabel } from "./reminders.js";
