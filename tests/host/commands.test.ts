@@ -84,6 +84,10 @@ describe("/acp commands", () => {
     const start = Date.now();
     while (Date.now() - start < 20);
     expect(runCommand(expired, SID, "stats", [])).toMatch(/\n {2}waiting: 1 prune of parts already sent \([\d.K]+ tokens\): the provider's cache has expired since the last request, so they go with the next one$/);
+    // budget says the same, not that they wait for a batch (live audit 25: stats and budget disagreed)
+    const budget = runCommand(expired, SID, "budget", h);
+    expect(budget).toMatch(/\n {2}waiting: 1 more prune \(~[\d.K]+\): the provider's cache has expired since the last request, so they go with the next one\n/);
+    expect(budget).not.toContain("applied together");
     // and when they went, nothing waits any more, in this process or the next
     const next = createPruner({ config: { tool: false }, stateDir: dir });
     next.transform(structuredClone(h), { now: Date.now() + 3_600_000 });
