@@ -121,6 +121,6 @@ export function loadConfig(loc: ConfigLocations, env: NodeJS.ProcessEnv = proces
     problems.push(...ruleFiles.problems);
     merge(config, { ...parsed.data, ruleFiles: ruleFiles.files });
   }
-  if (!layersSetTool(layers)) config.tool = presetTool(config.preset);
+  if (!layersSetTool(layers)) config.tool = presetTool(config.preset, layers, defaultConfig().preset);
   return { config, problems, layers, ruleDirs };
 }

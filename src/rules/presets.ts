@@ -64,12 +64,36 @@ export function loadPreset(nameOrPath: string, at?: NamedAt): { preset?: Preset;
 }
 
 /**
+ * The preset that applies: the one `name` says (the value of the last layer that sets one, or the
+ * API's), else, where that one does not load, the one an earlier layer names, else `fallback` (the
+ * built-in default). A preset that does not load is skipped like any broken setting and reported
+ * where it was named (lint reports each layer's too), so a typo such as "balancd" leaves what the
+ * earlier layers chose instead of switching every built-in rule off.
+ */
+export function choosePreset(name: string, layers: readonly { doc: SourceDoc; data?: { preset?: unknown } }[] | undefined, fallback: string): { preset?: Preset; doc: SourceDoc; problems: Problem[] } {
+  const setters = (layers ?? []).filter((l) => typeof l.data?.preset === "string").reverse();
+  const named = setters[0]?.data!.preset === name;
+  const tries: { name: string; at?: NamedAt }[] = [{ name, at: named ? { doc: setters[0].doc, pointer: "/preset" } : undefined }];
+  if (named) for (const l of setters.slice(1)) tries.push({ name: l.data!.preset as string, at: { doc: l.doc, pointer: "/preset" } });
+  tries.push({ name: fallback });
+  const problems: Problem[] = [];
+  let first: { doc: SourceDoc } | undefined;
+  for (const t of tries) {
+    const r = loadPreset(t.name, t.at);
+    problems.push(...r.problems);
+    if (r.preset) return { preset: r.preset, doc: r.doc, problems };
+    first ??= r;
+  }
+  return { doc: first!.doc, problems };
+}
+
+/**
  * Whether the model is offered context_prune (ids, instructions) when acp.jsonc does not say: the
  * preset's `tool`, else on. Problems with the preset are reported where it is resolved, not here.
  */
-export function presetTool(nameOrPath: string): boolean {
+export function presetTool(nameOrPath: string, layers?: Parameters<typeof choosePreset>[1], fallback?: string): boolean {
   try {
-    return loadPreset(nameOrPath).preset?.tool ?? true;
+    return (fallback === undefined ? loadPreset(nameOrPath) : choosePreset(nameOrPath, layers, fallback)).preset?.tool ?? true;
   } catch {
     return true;
   }

@@ -4,8 +4,8 @@
 import { resolve as resolvePath } from "node:path";
 import type { Problem } from "./problems.js";
 import { BUILTIN_RULES_DIR, loadRuleFiles } from "./load.js";
-import { applySettings, DEFAULT_COMMIT, INLINE_CONFIG, loadPreset, type NamedAt } from "./presets.js";
-import type { ConfigLayer } from "./config.js";
+import { applySettings, choosePreset, DEFAULT_COMMIT, INLINE_CONFIG } from "./presets.js";
+import { defaultConfig, type ConfigLayer } from "./config.js";
 import type { AcpConfig, CommitPolicy, RuleSpec } from "./types.js";
 
 export interface ResolvedRules {
@@ -53,10 +53,9 @@ export function resolveRules(input: ResolveInput): ResolvedRules {
   // Rules from user files are on unless a preset or the config turns them off.
   for (const spec of loaded.rules) if (!spec.source?.file.startsWith(BUILTIN_RULES_DIR)) map.get(spec.id)!.on = true;
 
-  // The preset is located at the `preset` key of the last layer that set it (none: defaults or the API).
-  const setBy = [...layers].reverse().find((l) => l.data?.preset !== undefined);
-  const at: NamedAt | undefined = setBy && setBy.data?.preset === config.preset ? { doc: setBy.doc, pointer: "/preset" } : undefined;
-  const { preset, doc, problems: presetProblems } = loadPreset(config.preset, at);
+  // The preset is located at the `preset` key of the last layer that set it (none: defaults or the
+  // API); one that does not load gives way to an earlier layer's, else the built-in default's.
+  const { preset, doc, problems: presetProblems } = choosePreset(config.preset, layers, defaultConfig().preset);
   problems.push(...presetProblems);
   let commit = { ...DEFAULT_COMMIT };
   if (preset) {

@@ -104,6 +104,28 @@ describe("acp.jsonc layering", () => {
     expect(located(problems)).toEqual([`${file}:2:13 error unknown-preset: unknown preset "balance" (did you mean "balanced"?) (known: compact, balanced, verbose, or a path to a preset file)`]);
   });
 
+  it("an unknown preset is skipped like any broken setting: the preset of an earlier layer applies, else the built-in default (live audit 25: every built-in rule was off)", () => {
+    const balanced = createPruner({});
+    const ids = (p: ReturnType<typeof createPruner>) => p.resolved.rules.map((r) => r.id).sort();
+    const { pruner, problems } = plugin('{\n  "preset": "balancd"\n}\n');
+    expect(problems.map((p) => p.ruleId)).toEqual(["unknown-preset"]);
+    expect(pruner.resolved.presetName).toBe("balanced");
+    expect(ids(pruner)).toEqual(ids(balanced));
+    expect(pruner.resolved.commit).toEqual(balanced.resolved.commit);
+    // a global layer chose compact: a typo in the project's preset keeps compact
+    const d = dirs();
+    writeFileSync(join(d.xdg, "opencode", "acp.jsonc"), '{ "preset": "compact" }');
+    writeFileSync(join(d.project, ".opencode", "acp.jsonc"), '{ "preset": "compcat" }');
+    const c = loadConfig({ projectDir: d.project, xdgConfigHome: d.xdg }, d.env);
+    const layered = createPruner({ config: c.config, layers: c.layers, ruleDirs: c.ruleDirs });
+    expect(layered.problems.map((p) => p.message)).toEqual(['unknown preset "compcat" (did you mean "compact"?) (known: compact, balanced, verbose, or a path to a preset file)']);
+    expect(layered.resolved.presetName).toBe("compact");
+    expect(ids(layered)).toEqual(ids(createPruner({ preset: "compact" })));
+    // over verbose (no context_prune by default), the tool stays off as verbose has it
+    writeFileSync(join(d.xdg, "opencode", "acp.jsonc"), '{ "preset": "verbose" }');
+    expect(loadConfig({ projectDir: d.project, xdgConfigHome: d.xdg }, d.env).config.tool).toBe(false);
+  });
+
   it("an unknown preset is an error naming the known ones", () => {
     const p = createPruner({ preset: "balance" });
     expect(p.problems[0].message).toContain('unknown preset "balance" (did you mean "balanced"?)');
