@@ -5,6 +5,7 @@
 // older view of a thing is never left in full while a newer view of it is pruned (settle.ts).
 import { tokensOf } from "../graph/graph.js";
 import { MANUAL, unsettled, type CallResult, type PhaseCall } from "./call.js";
+import { holdersOf } from "./holders.js";
 import type { ParkedSummary, RepayBound, Wanted } from "./parked.js";
 import { slotChars } from "./render.js";
 import { cacheExpired, callsSinceCached, paysOff, reasoningBreak } from "./sent-prefix.js";
@@ -54,7 +55,23 @@ export function commit(call: PhaseCall): Omit<CallResult, "rebuilt" | "walked"> 
   }
   if (call.parks) park(call, due, settled);
   const pendingParts = later.map((w) => ({ partId: w.node.part.id, slot: w.slot }));
-  return { committed: rt.committedNow.length, pending: later.length, pendingParts, pendingTokens: later.reduce((s, w) => s + w.tokens, 0), parked: parked.size, waiting: waiting(rt) };
+  const waits = waitingWants(call, later);
+  return { committed: rt.committedNow.length, pending: waits.length, pendingParts, pendingTokens: waits.reduce((s, w) => s + w.tokens, 0), parked: parked.size, waiting: waiting(rt) };
+}
+
+/**
+ * The pending wants that wait for the commit policy, as /acp stats, /acp budget and the
+ * notification count them: not those an older view in full holds back (restored, protected, its
+ * rule backed off, no note short enough; holders.ts, settle's own test). They never go while
+ * that view stays in full, whatever the cache does (live audit 25: a restored read made every
+ * newer read of the file "wait" for a break that then left them in full).
+ */
+function waitingWants(call: PhaseCall, later: Wanted[]): Wanted[] {
+  if (later.length === 0) return later;
+  const { rt, backedOff } = call;
+  const pendingIds = new Set(later.map((w) => w.node.part.id));
+  const q = { hiding: (id: string) => pendingIds.has(id), backedOff };
+  return later.filter((w) => w.slot !== "output" || !rt.olderViews.get(w.node.index)?.length || holdersOf(rt, w.node, q).length === 0);
 }
 
 /** The wants parked for want of a break-even (and what leans on them) are taken into commit again, in their place. */

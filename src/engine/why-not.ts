@@ -9,6 +9,7 @@ import { patchVerdict } from "./verdicts.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { spares, type SessionRuntime, type Spare } from "./session.js";
+import { holdersOf, type Holder } from "./holders.js";
 
 /**
  * - protected: a protect rule holds the part (a protect rule that matches; any other rule that does
@@ -19,6 +20,9 @@ import { spares, type SessionRuntime, type Spare } from "./session.js";
  * - backed-off: the rule caused regret in this session and decides no new parts there
  * - taken: it matches, but another rule's change to the part's output (or a prune request's) is
  *   the one the last call wanted (one decision per slot)
+ * - held: it matches, but an older view of the same thing stays in full (restored, protected, its
+ *   rule backed off, no note short enough: holders.ts), and a newer view is never hidden while an
+ *   older one is shown; it goes only once that older view goes too
  * - waiting: it matches; the change waits for the commit policy (a change to the prompt already sent
  *   applies where the cache breaks anyway, or once the batch repays the re-cache)
  * - not-worth: it matches, but its change would save too little
@@ -33,7 +37,7 @@ import { spares, type SessionRuntime, type Spare } from "./session.js";
  * A supersede rule matches only where a newer part of its key supersedes the part (it marked it):
  * until that is known, neither protection nor back-off is a reason it does not apply.
  */
-export type Standing = "protected" | "restored" | "backed-off" | "taken" | "waiting" | "not-worth" | "superseded-elsewhere" | "spared" | "no-newer-view" | "no-match";
+export type Standing = "protected" | "restored" | "backed-off" | "taken" | "held" | "waiting" | "not-worth" | "superseded-elsewhere" | "spared" | "no-newer-view" | "no-match";
 
 export interface StandingRule {
   id: string;
@@ -56,6 +60,8 @@ export interface StandingRule {
   spared?: Spare;
   /** Newer parts of the key that the rule's `by` does not admit (no-newer-view). */
   sameKey?: string[];
+  /** The older views in full that hold the part in full (held). */
+  holders?: Holder[];
   /** Tokens the change would save (waiting, when the phases computed it). */
   tokens?: number;
   /**
@@ -70,7 +76,7 @@ export interface StandingRule {
   overrides?: string[];
 }
 
-const ORDER: Standing[] = ["protected", "restored", "waiting", "backed-off", "taken", "not-worth", "superseded-elsewhere", "spared", "no-newer-view", "no-match"];
+const ORDER: Standing[] = ["protected", "restored", "held", "waiting", "backed-off", "taken", "not-worth", "superseded-elsewhere", "spared", "no-newer-view", "no-match"];
 
 /** The rules that consider the part, most telling first: what holds it, what is about to prune it, what does not apply. */
 export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: PartNode, regretLimit: number): StandingRule[] {
@@ -105,6 +111,11 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
     // (a newer part that would supersede the unmarked part: the runtime's marks disagree; it is named without a reason)
     if (entry.standing === "spared") Object.assign(entry, newer!.superseding !== undefined ? { newer: newer!.superseding } : { newer: newer!.spared!.id, spared: newer!.spared!.why });
     if (entry.standing === "no-newer-view" && newer!.sameKey.length > 0) entry.sameKey = newer!.sameKey;
+    if (entry.standing === "waiting" && r.action.slot !== "input") {
+      // an older view in full holds the part in full: commit never hides it beside that view
+      const holders = holdersOf(rt, node, { hiding: () => false, backedOff });
+      if (holders.length > 0) Object.assign(entry, { standing: "held", holders });
+    }
     if (entry.standing === "waiting" && patch) entry.tokens = patch.tokens;
     if (entry.standing === "not-worth") {
       const change = sizeOf(r, node, marked ? mark!.byNode : undefined);
@@ -117,7 +128,7 @@ export function standingOf(rt: SessionRuntime, ruleSet: CompiledRuleSet, node: P
 }
 
 /** Standings of a rule that matches the part (it wants to change it, or would but for the reason named). */
-const MATCHING = new Set<Standing>(["restored", "backed-off", "taken", "waiting", "not-worth"]);
+const MATCHING = new Set<Standing>(["restored", "backed-off", "taken", "held", "waiting", "not-worth"]);
 
 /**
  * Most telling first (ORDER). A protection that a matching rule overrides does not decide the
@@ -233,7 +244,7 @@ const SPARED: Record<Spare, string> = {
 
 /** "matches", with the newer part that supersedes the part and the protection the rule overrides. */
 function matches(s: StandingRule): string {
-  const notes = [s.by && s.standing === "waiting" ? `superseded by ${s.by}` : undefined, s.overrides ? `it overrides ${listed(s.overrides)}` : undefined].filter(Boolean);
+  const notes = [s.by && (s.standing === "waiting" || s.standing === "held") ? `superseded by ${s.by}` : undefined, s.overrides ? `it overrides ${listed(s.overrides)}` : undefined].filter(Boolean);
   return `matches${notes.length ? ` (${notes.join("; ")})` : ""}`;
 }
 
@@ -249,6 +260,13 @@ function notWorth(change: StandingRule["change"]): string {
   return `its change would save too little: ${SLOT[slot]}, ${n(before)}, would become ${n(after)}`;
 }
 
+/** The older views that hold a part in full, each with why it stays in full. */
+function heldBy(holders: Holder[]): string {
+  const why = (h: Holder) =>
+    h.why === "restored" ? "was restored" : h.why === "protected" ? `is protected by rule "${h.rule}"` : h.why === "backed-off" ? `stays in full: rule "${h.rule}" backed off after regret` : `stays in full: rule "${h.rule}" has no note short enough for it`;
+  return listed(holders.map((h) => `${h.partId} ${why(h)}`));
+}
+
 /** One line: where the rule stands and, when it does not match, what fails. */
 export function describeStanding(s: StandingRule): string {
   switch (s.standing) {
@@ -261,6 +279,8 @@ export function describeStanding(s: StandingRule): string {
       return `${s.id}: ${matches(s)}, but ${s.takenBy === "manual" ? "a prune request's" : `${s.takenBy}'s`} change to the part's output is the one wanted (one change per slot)`;
     case "backed-off":
       return `${s.id}: ${matches(s)}, but the rule backed off in this session (it caused regret: regretLimit)`;
+    case "held":
+      return `${s.id}: ${matches(s)}, but an older view of the same thing stays in full (${heldBy(s.holders ?? [])}), and a newer view is never hidden while an older one is shown`;
     case "waiting":
       return `${s.id}: ${matches(s)}; waits for the commit policy${s.tokens ? ` (would save ${s.tokens.toLocaleString("en-US")} tokens)` : ""}: a change to the prompt already sent applies where the cache breaks anyway or once the batch repays the re-cache`;
     case "not-worth":

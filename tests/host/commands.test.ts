@@ -305,6 +305,29 @@ describe("/acp commands", () => {
     expect(toolPart(next, "prt_ls1")?.state?.output).toBe(bigText("ls one", 40));
   });
 
+  it("a newer view held in full by a restored older view is not counted as waiting, and explain says what holds it (live audit 25)", () => {
+    // calc.ts read in turns 1, 2 and 3 (balanced: the supersedes of the sent reads wait for a batch);
+    // the user restores the turn-1 read while its prune waits, so the turn-2 read, a newer view of
+    // it, stays in full whatever the cache does: its own supersede (by the turn-3 read) never goes
+    const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
+    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done")];
+    const p = createPruner({ config: { tool: false } });
+    const run = (upTo: number, now?: number) => p.transform(structuredClone(h.slice(0, upTo)), now === undefined ? {} : { now });
+    for (let i = 2; i <= h.length; i++) run(i);
+    expect(runCommand(p, SID, "restore prt_r1", h)).toMatch(/^acp: prt_r1 \(read src\/calc.ts\) was not pruned yet: rule "identical-call" waited/);
+    h.push(user("t3"), read("calc v3", "prt_r3"), assistant([], "done"));
+    for (let i = 7; i <= h.length; i++) run(i);
+    expect(p.waiting(SID)).toBeUndefined();
+    expect(runCommand(p, SID, "stats", h)).not.toContain("waiting");
+    const explained = runCommand(p, SID, "explain prt_r2", h);
+    expect(explained).toContain("identical-call: matches (superseded by prt_r3), but an older view of the same thing stays in full (prt_r1 was restored), and a newer view is never hidden while an older one is shown");
+    expect(explained).not.toContain("waits for the commit policy");
+    // and indeed: the cache expired, the next request still sends it in full
+    const next = structuredClone(h);
+    p.transform(next, { now: Date.now() + 2 * HOUR });
+    expect(toolPart(next, "prt_r2")?.state?.output).toBe(bigText("calc v2", 120));
+  });
+
   /** src/calc.ts read in turns 1, 2 and 3 (the first two superseded, the newest cleared by age later), eight more turns, replayed call by call. */
   function threeReads() {
     const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
