@@ -261,7 +261,9 @@ export function loadRuleDoc(doc: SourceDoc, seen: Map<string, string>): LoadedRu
     checked.push(rule);
     if (!prev && !ruleProblems.some((p) => p.severity === "error")) rules.push(rule);
   }
-  return { rules, problems, checked };
+  // a path the schema's pattern refuses is reported once, by the check that says what to write instead
+  const badPaths = new Set(problems.filter((p) => p.ruleId === "invalid-path").map((p) => p.pointer));
+  return { rules, problems: badPaths.size > 0 ? problems.filter((p) => !(p.ruleId === "schema/pattern" && badPaths.has(p.pointer))) : problems, checked };
 }
 
 export interface LoadedRuleFiles extends LoadedRules {

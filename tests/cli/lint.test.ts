@@ -173,6 +173,7 @@ describe("lint: semantic checks of rule files", () => {
       `46:81 warning unknown-param: param "turn" is not declared in this rule's params (did you mean "turns"?), so it is always undefined`,
       '52:81 error invalid-path: unsupported path "turns" (use $.a.b or $.a[0])',
       '58:21 warning action-target: action "mask" changes only file parts, but this rule matches only tool parts: it never applies',
+      '62:32 error invalid-path: unsupported path "$.a[?(@.b)]" (use $.a.b or $.a[0])',
     ]);
   });
 
