@@ -1,5 +1,5 @@
 // createPruner: the programmatic API shared by the plugin, the CLI and external measurement.
-import { buildGraph, tokensOf, type Graph } from "../graph/graph.js";
+import { buildGraph, charsFrom, tokensOf, type Graph } from "../graph/graph.js";
 import type { Message, Part } from "../graph/types.js";
 import type { ExplainEntry, Pruner, TransformOptions } from "./api.js";
 import { defaultConfig, layersSetTool, type ConfigLayer } from "../rules/config.js";
@@ -8,7 +8,7 @@ import { resolveRules, type ResolvedRules } from "../rules/resolve.js";
 import type { AcpConfig, CommitPolicy } from "../rules/types.js";
 import { evaluateProtection, type CallResult } from "./call.js";
 import { runPhases } from "./phases.js";
-import { sentChars } from "./sent-prefix.js";
+import { sentTotal } from "./sent-prefix.js";
 import { carriedRenderer, Pass, render, renderRepeat, type RenderTarget } from "./render.js";
 import { applyDrops, WriteLog, writeLog, type Undo } from "./write-log.js";
 import { compileRuleSet, type CompiledRule, type CompiledRuleSet } from "./ruleset.js";
@@ -360,16 +360,9 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     }
   }
 
-  function promptTokens(g: Graph): number {
-    let chars = 0;
-    for (const n of g.nodes) chars += n.outputChars + (typeof n.part.text === "string" ? n.part.text.length : 0);
-    return tokensOf(chars);
-  }
-
   /** The prompt as the last call rendered it: what context pressure is about. */
   function renderedTokens(rt: SessionRuntime): number {
-    let chars = 0;
-    for (const n of rt.graph.nodes) chars += sentChars(n);
+    const chars = sentTotal(rt);
     let saved = 0;
     for (const i of rt.decided) {
       const slots = rt.slots[i];
@@ -404,7 +397,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     if (result.pending > 0) rt.state.waiting = { parts: result.pending, tokens: result.pendingTokens };
     else delete rt.state.waiting;
     if (tool) {
-      const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => promptTokens(graph)) : 0;
+      const idsFrom = deferIds ? updateIntroAnchor(rt.state, graph, config.idsFromTokens, () => tokensOf(charsFrom(graph, 0))) : 0;
       if (idsFrom < Infinity) assignIds(rt, rebuilt ? 0 : seenBefore, (n) => n.msgIndex >= idsFrom && idEligible(rt, n));
     }
     rt.state.calls++;

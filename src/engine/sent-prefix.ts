@@ -25,6 +25,11 @@ function sentBetween(rt: SessionRuntime, first: number, end: number): number {
   return pre[end] - pre[first];
 }
 
+/** Characters of the whole prompt as built, before pruning (Σ sentChars), from the same prefix sums. */
+export function sentTotal(rt: SessionRuntime): number {
+  return sentBetween(rt, 0, rt.graph.nodes.length);
+}
+
 /** What taking the older view `o` in re-caches: the sent prefix from it up to the first change `from`. */
 export function recacheTokens(rt: SessionRuntime, o: PartNode, from: number): number {
   return tokensOf(sentBetween(rt, o.index, Math.min(from, rt.graph.nodes.length)));
