@@ -5,7 +5,7 @@
 // host's model list (v1 client: config.providers → provider.models[id].limit.context); the
 // acp.jsonc key `contextLimit`, when set, overrides it. The text says which one it used.
 import type { AcpPruner } from "../engine/pruner.js";
-import { cacheExpiredSince } from "../engine/state.js";
+import { cacheExpiredSince, type SessionState } from "../engine/state.js";
 import type { Message } from "../graph/types.js";
 import { fmtK } from "./notify.js";
 import { outputLines, prunableOutputs } from "./reminders.js";
@@ -96,6 +96,15 @@ export function compactionPressure(limit: BudgetLimit): number {
   return Math.floor(room * PRESSURE_SHARE);
 }
 
+/**
+ * Why prunes left waiting go with the next request, when they do: the provider's cache has expired
+ * since the last one (undefined: it has not). /acp stats and /acp budget say it in the same words.
+ */
+export function expiredWaitingNote(pruner: AcpPruner, state: SessionState): string | undefined {
+  if (!cacheExpiredSince(state, pruner.resolved.commit.cacheTtlMinutes, Date.now())) return undefined;
+  return "the provider's cache has expired since the last request, so they go with the next one";
+}
+
 export interface BudgetInput {
   pruner: AcpPruner;
   sessionID: string;
@@ -130,10 +139,8 @@ export function budgetText({ pruner, sessionID, messages, limit }: BudgetInput):
   const partsPruned = new Set(entries.filter((e) => e.tokensSaved > 0).map((e) => e.partId)).size; // not markers the provider never sees
   lines.push(`  pruning: ${partsPruned ? `${partsPruned} part${partsPruned === 1 ? "" : "s"} pruned, ${fmtK(saved)} tokens saved on every request (preset ${pruner.resolved.presetName})` : `nothing pruned yet (preset ${pruner.resolved.presetName})`}`);
   if (waiting) {
-    // as /acp stats says it: once the cache has expired since that request, the next one takes them
-    const when = cacheExpiredSince(state, pruner.resolved.commit.cacheTtlMinutes, Date.now())
-      ? ": the provider's cache has expired since the last request, so they go with the next one"
-      : ", applied together once they free enough (to spare the prompt cache)";
+    const expired = expiredWaitingNote(pruner, state);
+    const when = expired ? `: ${expired}` : ", applied together once they free enough (to spare the prompt cache)";
     lines.push(`  waiting: ${waiting.parts} more prune${waiting.parts === 1 ? "" : "s"} (~${fmtK(waiting.tokens)})${when}`);
   }
   if (limit.context && limit.output && limit.output < limit.context) lines.push(`  OpenCode compacts the session automatically near ${fmtK(limit.context - limit.output)} (context limit minus max output)`);

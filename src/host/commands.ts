@@ -10,10 +10,9 @@ import { rulesText, type ManualEntry } from "../engine/manual.js";
 import { manualBy } from "../engine/manual-patch.js";
 import { byReason, type Holder } from "../engine/holders.js";
 import { describeStanding } from "../engine/why-not.js";
-import { cacheExpiredSince } from "../engine/state.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
-import { budgetText, type BudgetLimit } from "./budget.js";
+import { budgetText, expiredWaitingNote, type BudgetLimit } from "./budget.js";
 import { fmtK } from "./notify.js";
 import { callLabel } from "./reminders.js";
 import { didYouMean } from "../rules/problems.js";
@@ -75,7 +74,8 @@ export function statsText(pruner: AcpPruner, sessionID: string): string {
   if (waiting) {
     const minTokens = pruner.resolved.commit.minTokens;
     const head = `  waiting: ${prunes(waiting.parts)} of parts already sent (${fmt(waiting.tokens)} tokens)`;
-    if (cacheExpiredSince(state, pruner.resolved.commit.cacheTtlMinutes, Date.now())) lines.push(`${head}: the provider's cache has expired since the last request, so they go with the next one`);
+    const expired = expiredWaitingNote(pruner, state);
+    if (expired) lines.push(`${head}: ${expired}`);
     else lines.push(`${head}: they go when the provider's cache breaks anyway (it expired, or a new message of yours makes the provider drop signed reasoning)${minTokens > 0 ? `, once they free ${fmt(minTokens)} tokens` : ""}${pruner.resolved.commit.breakEven > 0 ? ", or once enough requests follow to repay re-writing the cached prompt" : ""}, so it is not re-written for little`);
   }
   if (totals.some(([, r]) => regretTotal(r) > 0))
