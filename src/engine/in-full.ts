@@ -7,6 +7,7 @@ import type { Decider, SupersedeMark } from "./parked.js";
 import { evaluatePatch, type Candidate } from "./candidate.js";
 import { patchChars, slotChars } from "./render.js";
 import type { SessionRuntime } from "./session.js";
+import { isPinned } from "./pins.js";
 import { decisionsOf } from "./state.js";
 
 /** Why no rule may change a part (untouchable), whatever it wants. */
@@ -19,7 +20,7 @@ export type Untouchable = "pinned" | "shared-id" | "other-type" | "user-text" | 
  */
 export function untouchable(rt: SessionRuntime, n: PartNode, rule: Decider): Untouchable | undefined {
   const { state, graph } = rt;
-  if (state.pinned?.[n.part.id] === true) return "pinned";
+  if (isPinned(state, n.part.id)) return "pinned";
   // Decisions are keyed by part id: a part sharing its id with an earlier one is never decided.
   if (graph.byId.get(n.part.id) !== n) return "shared-id";
   // ...and so is one whose id holds the decisions of a part of another type (cut off, say)

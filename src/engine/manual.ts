@@ -48,8 +48,8 @@ export interface ManualContext {
 
 /**
  * What a restore did. Whatever it finds, the part is pinned afterwards: it is sent in full from the
- * next request, and no rule prunes it again (state.pinned; a later prune request of the model or a
- * sweep of the user may).
+ * next request, and no rule prunes it until a later call views the same thing again (pins.ts; a
+ * later prune request of the model or a sweep of the user may).
  */
 export interface RestoreOutcome {
   /** The part was pruned (a decision, or a prune request not applied yet) and is sent in full again. */
@@ -75,8 +75,8 @@ function restoreLine(id: string, node: PartNode, r: RestoreOutcome, state: Sessi
     ? `; its newer views of the same thing ${r.newer.map((p) => shownIdOf(state.ids, p)).join(", ")} were pruned and are restored with it (an older view is never shown in full while a newer one is hidden)`
     : "";
   if (r.restored) return `${id}: restored; the full ${what} is back from the next step${newer}`;
-  if (r.waiting.length > 0) return `${id}: was not pruned yet, but ${rulesText(r.waiting)} waited to prune it; it now stays in full${newer}`;
-  return `${id}: was not pruned; it ${r.wasPinned ? "was restored before and" : "now"} stays in full${newer}`;
+  if (r.waiting.length > 0) return `${id}: was not pruned yet, but ${rulesText(r.waiting)} waited to prune it; it now stays in full until you view the same thing again${newer}`;
+  return `${id}: was not pruned; it ${r.wasPinned ? "was restored before and" : "now"} stays in full until you view the same thing again${newer}`;
 }
 
 /** `rule "a"` or `rules "a" and "b"`. */

@@ -25,6 +25,7 @@ import { applySweep, type SweepResult } from "./sweep.js";
 import { holdersOf } from "./holders.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
+import { isPinned, pinAt } from "./pins.js";
 import { standingOf, type StandingRule } from "./why-not.js";
 import { sessionTotals, type RuleTotals } from "./totals.js";
 import type { Condition } from "../rules/types.js";
@@ -102,7 +103,7 @@ export interface AcpPruner extends Pruner {
   restore(sessionID: string, partId: string, by?: "agent" | "user", history?: Message[]): boolean;
   /**
    * Removes a part's decisions and prune request so it renders in full again from the next call,
-   * and pins it: no rule prunes it from then on (also when it was not pruned, or its prune was only
+   * and pins it: no rule prunes it until a later call views the same thing again (pins.ts; also when it was not pruned, or its prune was only
    * waiting for the commit policy). Its newer views of the same thing whose output is pruned are
    * restored and pinned with it. Counts a regret event of the rule that had pruned the part, by the
    * user (/acp restore, the default) or the agent. `history`: the session's messages, for a part the
@@ -196,7 +197,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
 
   /**
    * /acp restore and context_prune restore. The part is sent in full from the next request and
-   * pinned: no rule prunes it again. Also restored and pinned: its newer views of the same thing
+   * pinned: no rule prunes it until a later call views the same thing again (pins.ts). Also restored and pinned: its newer views of the same thing
    * whose output is pruned (commit prunes a newer view only with its older views, so with this one
    * in full they must be too). Only the part itself counts a regret event: the newer views come
    * back because it did, not because their rules were wrong.
@@ -205,7 +206,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     const rt = runtime(sessionID);
     const state = rt.state;
     const had = prunedNow(state, partId);
-    const wasPinned = state.pinned?.[partId] === true;
+    const wasPinned = isPinned(state, partId);
     // a finder of its own: the copy of the state it may make must hold the pins of earlier restores
     const facts = finder(rt, history)(partId);
     const waiting = had || !facts ? [] : standingOf(facts.rt, ruleSet, facts.node, resolved.commit.regretLimit ?? 0).filter((s) => s.standing === "waiting").map((s) => (s.tokens ? { rule: s.id, tokens: s.tokens } : { rule: s.id }));
@@ -214,15 +215,17 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       noteRestore(state, partId, by);
       rt.backedOff.forget();
     }
-    for (const id of [partId, ...newer]) unprune(rt, id);
+    // pinned until the thing is viewed again after this request's newest message (pins.ts)
+    const at = pinAt(history ?? rt.graph?.messages);
+    for (const id of [partId, ...newer]) unprune(rt, id, at);
     rt.dirty = true;
     persist(rt);
     if (had || newer.length > 0) scheduleTotals(rt, true);
     return { restored: had, waiting, newer, wasPinned };
   }
 
-  /** The part's decisions and prune request go, and it is pinned. */
-  function unprune(rt: SessionRuntime, partId: string): void {
+  /** The part's decisions and prune request go, and it is pinned (`at`: pins.ts pinAt). */
+  function unprune(rt: SessionRuntime, partId: string, at: string | true): void {
     delete rt.state.decisions[partId];
     if (rt.state.manual) delete rt.state.manual[partId];
     const node = rt.graph?.byId.get(partId);
@@ -232,7 +235,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       rt.touched.push(node.index); // its message's tags may move back onto it
     }
     touch(rt.state, partId);
-    (rt.state.pinned ??= {})[partId] = true;
+    (rt.state.pinned ??= {})[partId] = at;
   }
 
   function failed(messages: Message[]): SessionRuntime | undefined {

@@ -8,6 +8,7 @@ import type { FactContext } from "./facts.js";
 import { promptTokensOf } from "./prompt-size.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { RenderState } from "./render-state.js";
+import { releasePins } from "./pins.js";
 import { decisionsOf, type DecisionSlots, type SessionState } from "./state.js";
 import { getPath } from "../lang/path.js";
 import { leaves, type ConditionNode } from "../lang/condition.js";
@@ -287,6 +288,7 @@ export class SessionRuntime {
     this.seen = nodes.length;
     this.built = nodes[0];
     this.view.reserve(nodes.length);
+    releasePins(this);
     return rebuilt;
   }
 

@@ -44,8 +44,12 @@ export interface SessionState {
    */
   waiting?: { parts: number; tokens: number };
   decisions: Record<string, DecisionSlots>;
-  /** Parts the user or model restored: rules leave them alone from then on. */
-  pinned?: Record<string, true>;
+  /**
+   * Parts the user or model restored: rules leave them alone until the thing is viewed again after
+   * the restore (pins.ts). The value: the id of the newest message at the restore, or true (for good;
+   * state files written before pins ended).
+   */
+  pinned?: Record<string, true | string>;
   /** Short ids the model cites → part ids (derived from the part ids, see ids.ts). */
   ids?: Record<string, string>;
   /**

@@ -10,6 +10,7 @@ import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { spares, type SessionRuntime, type Spare } from "./session.js";
 import { holdersOf, type Holder } from "./holders.js";
+import { isPinned } from "./pins.js";
 
 /**
  * - protected: a protect rule holds the part (a protect rule that matches; any other rule that does
@@ -169,7 +170,7 @@ function standing(rt: SessionRuntime, r: CompiledRule, node: PartNode, matches: 
     return newer.spared ? "spared" : "no-newer-view";
   }
   // no rule decides a restored part again (in-full.ts untouchable), protected or not
-  if (rt.state.pinned?.[node.part.id] === true) return "restored";
+  if (isPinned(rt.state, node.part.id)) return "restored";
   if (rt.protectedBy.has(node.index) && r.options.overrideProtection !== true) return "protected";
   if (backedOff.has(r.id)) return "backed-off";
   // the earlier phase's (or rule's) want holds the output: this rule's change is not wanted at all
@@ -274,7 +275,7 @@ export function describeStanding(s: StandingRule): string {
       if (s.phase !== "protect") return `${s.id}: matches, but the part is protected (the rule does not override protection)`;
       return s.overriddenBy ? `${s.id}: protects it from every rule but ${listed(s.overriddenBy)}, which ${s.overriddenBy.length === 1 ? "overrides" : "override"} protection` : `${s.id}: protects it`;
     case "restored":
-      return `${s.id}: ${matches(s)}, but the part was restored, and rules leave a restored part alone`;
+      return `${s.id}: ${matches(s)}, but the part was restored, and rules leave a restored part alone until a later call views the same thing again`;
     case "taken":
       return `${s.id}: ${matches(s)}, but ${s.takenBy === "manual" ? "a prune request's" : `${s.takenBy}'s`} change to the part's output is the one wanted (one change per slot)`;
     case "backed-off":

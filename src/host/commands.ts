@@ -28,7 +28,7 @@ export const HELP = [
   "  /acp protected   protected tools and file globs",
   "  /acp sweep [n]   discard tool outputs since your last message (or the newest n)",
   "  /acp explain ID  who pruned a part and why (ID: t1bz as in [acp:t1bz], or a part id prt_…)",
-  "  /acp restore ID  show a part in full again and keep it so (no rule prunes it)",
+  "  /acp restore ID  show a part in full again and keep it so (no rule prunes it until it is viewed again)",
 ].join("\n");
 
 /** "1 re-run, 2 restored by the agent, 1 by you": who regretted a rule's prunes; "" when nobody did. */
@@ -187,7 +187,8 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
 
 /**
  * /acp restore: the part is sent in full from the next request and pinned (no rule prunes it
- * again), whether it was pruned, waited to be, or neither; its pruned newer views of the same
+ * until a later call views the same thing again, pins.ts), whether it was pruned, waited to be,
+ * or neither; its pruned newer views of the same
  * thing come back with it (AcpPruner.restoreReport). The reply says which of these it was.
  */
 export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
@@ -199,10 +200,10 @@ export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, m
   if (r.restored) return `acp: ${who.label} restored; it is sent in full from the next request.${newer}`;
   if (r.waiting.length > 0) {
     const tokens = r.waiting.reduce((m, w) => Math.max(m, w.tokens ?? 0), 0);
-    return `acp: ${who.label} was not pruned yet: ${rulesText(r.waiting)} waited to prune it (the commit policy held the change for a batch${tokens > 0 ? `; it would save ${fmt(tokens)} tokens` : ""}). It is pinned now: it stays in full, and no rule prunes it.${newer}`;
+    return `acp: ${who.label} was not pruned yet: ${rulesText(r.waiting)} waited to prune it (the commit policy held the change for a batch${tokens > 0 ? `; it would save ${fmt(tokens)} tokens` : ""}). It is pinned now: it stays in full, and no rule prunes it until a later call views the same thing again.${newer}`;
   }
-  if (r.wasPinned) return `acp: ${who.label} is not pruned: it was restored before, and no rule prunes it.${newer}`;
-  return `acp: ${who.label} is not pruned. It is pinned now: no rule prunes it from here on.${newer}`;
+  if (r.wasPinned) return `acp: ${who.label} is not pruned: it was restored before, and no rule prunes it until a later call views the same thing again.${newer}`;
+  return `acp: ${who.label} is not pruned. It is pinned now: no rule prunes it until a later call views the same thing again.${newer}`;
 }
 
 /**

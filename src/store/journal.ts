@@ -17,7 +17,7 @@ export interface JournalLine {
   s: Pick<SessionState, (typeof SCALARS)[number]>;
   decisions?: Record<string, DecisionSlots | null>;
   manual?: Record<string, ManualEntry | null>;
-  pinned?: Record<string, true | null>;
+  pinned?: Record<string, true | string | null>;
   ids?: Record<string, string>;
   idCalls?: Record<string, string>;
   regret?: Record<string, RegretEvent>;

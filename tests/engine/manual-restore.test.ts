@@ -40,7 +40,9 @@ describe("restoring an older view restores its pruned newer views (never stale o
       p.transform(next, k === 2 ? { now: Date.now() + 2 * HOUR } : {});
       for (const [id, v] of [["prt_r1", "calc v1"], ["prt_r2", "calc v2"], ["prt_r3", "calc v3"]]) expect(outputOf(next, id)).toBe(bigText(v, 120));
     }
-    expect(p.state(SID).pinned).toEqual({ prt_r1: true, prt_r2: true, prt_r3: true });
+    // pinned until the file is viewed again after the restore's newest message (pins.ts)
+    const at = h[h.length - 1].info.id;
+    expect(p.state(SID).pinned).toEqual({ prt_r1: at, prt_r2: at, prt_r3: at });
     // only the part the user restored counts as regret: the newer views came back because it did
     expect(Object.values(p.state(SID).regret ?? {})).toEqual([{ rule: "identical-call", kind: "user", part: "prt_r1" }]);
     expect(h).toEqual(original); // the stored session is never changed
@@ -118,7 +120,7 @@ describe("restoring a part whose prune waits for the commit policy pins it", () 
     const later = structuredClone(h);
     p.transform(later, { now: Date.now() + 2 * HOUR });
     expect(outputOf(later, "prt_ls1")).toBe(bigText("ls one", 40));
-    expect(p.state(SID).pinned).toEqual({ prt_ls1: true });
+    expect(p.state(SID).pinned).toEqual({ prt_ls1: h[h.length - 1].info.id });
     expect(p.explain(SID).filter((e) => e.partId === "prt_ls1")).toEqual([]);
     expect(p.lastCall(SID)?.pending).toBe(0);
     expect(p.state(SID).regret).toBeUndefined(); // nothing was hidden, so no rule regrets anything
@@ -136,7 +138,7 @@ describe("restoring a part whose prune waits for the commit policy pins it", () 
   it("so does the model's restore, and explain then says the part is pinned", () => {
     const { p, h } = waiting();
     (p.state(SID).ids ??= {}).tls1 = "prt_ls1";
-    expect(p.manual(SID, { action: "restore", targets: ["tls1"] }, h).text).toBe('tls1: was not pruned yet, but rule "identical-call" waited to prune it; it now stays in full');
+    expect(p.manual(SID, { action: "restore", targets: ["tls1"] }, h).text).toBe('tls1: was not pruned yet, but rule "identical-call" waited to prune it; it now stays in full until you view the same thing again');
     expect(p.why(SID, "prt_ls1", h)?.standing?.find((s) => s.id === "identical-call")?.standing).toBe("restored");
     const later = structuredClone(h);
     p.transform(later, { now: Date.now() + 2 * HOUR });
@@ -155,5 +157,63 @@ describe("restoring a part whose prune waits for the commit policy pins it", () 
     expect(p.explain(SID).find((e) => e.partId === "prt_r3")).toBeUndefined();
     expect(outputOf(last, "prt_r3")).toBe(bigText("calc v3", 120));
     expect(outputOf(last, "prt_r2")).toMatch(/→ /); // older views are still superseded
+  });
+});
+
+describe("a restore lasts until the thing is viewed again", () => {
+  /** reads() with calc.ts restored after turn 11, then turn 12 reads it again (prt_r4). */
+  function readAgain() {
+    const { p, h } = pruned();
+    expect(p.restoreReport(SID, "prt_r1", "user", h).newer).toEqual(["prt_r2", "prt_r3"]);
+    const more = [...h, user("t12"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v4", 120), id: "prt_r4" }]), assistant([], "done")];
+    return { p, h, more };
+  }
+
+  it("the restored read and its newer views are stale beside a read made after the restore: they go, the new read stays", () => {
+    const { p, h, more } = readAgain();
+    // before the new read: all three in full, however many calls
+    for (let k = 0; k < 2; k++) {
+      const next = structuredClone(h);
+      p.transform(next);
+      for (const [id, v] of [["prt_r1", "calc v1"], ["prt_r2", "calc v2"], ["prt_r3", "calc v3"]]) expect(outputOf(next, id)).toBe(bigText(v, 120));
+    }
+    replay(more.slice(h.length), (m) => p.transform([...structuredClone(h), ...m]));
+    expect(p.state(SID).pinned).toEqual({});
+    // the stale views wait for the commit policy like any other prune of the cached prefix: here,
+    // until the cache expires, when everything pending goes at once
+    const waiting = structuredClone(more);
+    p.transform(waiting);
+    for (const [id, v] of [["prt_r1", "calc v1"], ["prt_r2", "calc v2"], ["prt_r3", "calc v3"], ["prt_r4", "calc v4"]]) expect(outputOf(waiting, id)).toBe(bigText(v, 120));
+    const last = [...structuredClone(more), user("t13")];
+    p.transform(last, { now: Date.now() + 2 * HOUR });
+    for (const id of ["prt_r1", "prt_r2", "prt_r3"]) expect(outputOf(last, id)).toMatch(/^read\(.*→ /);
+    expect(outputOf(last, "prt_r4")).toBe(bigText("calc v4", 120));
+    expect(p.state(SID).pinned).toEqual({});
+  });
+
+  it("a new process reads the pin from the state file and ends it the same way", () => {
+    const dir = `${process.env.TMPDIR ?? "/tmp"}/acp-repin-${process.pid}-${Date.now()}`;
+    const config = { commit: { minTokens: 0 }, tool: false };
+    const h = reads();
+    replay(h, (m) => createPruner({ config, stateDir: dir }).transform(m));
+    createPruner({ config, stateDir: dir }).restore(SID, "prt_r1", "user", h);
+    const more = [...h, user("t12"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v4", 120), id: "prt_r4" }])];
+    const p = createPruner({ config, stateDir: dir });
+    const last = structuredClone(more);
+    p.transform(last, { now: Date.now() + 2 * HOUR });
+    for (const id of ["prt_r1", "prt_r2", "prt_r3"]) expect(outputOf(last, id)).toMatch(/→ /);
+    expect(p.state(SID).pinned).toEqual({});
+    // and the journal carries the ended pins: another process agrees
+    const again = structuredClone(more);
+    createPruner({ config, stateDir: dir }).transform(again, { now: Date.now() + 2 * HOUR });
+    expect(again).toEqual(last);
+  });
+
+  it("a pin written before pins ended (true) holds for good", () => {
+    const { p, more } = readAgain();
+    for (const id of ["prt_r1", "prt_r2", "prt_r3"]) p.state(SID).pinned![id] = true;
+    const last = structuredClone(more);
+    p.transform(last);
+    for (const [id, v] of [["prt_r1", "calc v1"], ["prt_r2", "calc v2"], ["prt_r3", "calc v3"]]) expect(outputOf(last, id)).toBe(bigText(v, 120));
   });
 });

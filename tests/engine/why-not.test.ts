@@ -232,7 +232,7 @@ describe("why a part is not pruned", () => {
     p.transform(structuredClone(h));
     const identical = p.why(SID, "prt_ls1")!.standing!.find((s) => s.id === "identical-call")!;
     expect(identical).toMatchObject({ standing: "restored", by: "prt_ls2" });
-    expect(describeStanding(identical)).toBe("identical-call: matches, but the part was restored, and rules leave a restored part alone");
+    expect(describeStanding(identical)).toBe("identical-call: matches, but the part was restored, and rules leave a restored part alone until a later call views the same thing again");
   });
 
   it("a pruned part keeps its decision view; an unknown part has none", () => {

@@ -179,8 +179,8 @@ describe("/acp commands", () => {
       `  - idle-large-output: does not match: idleCalls = 1 (greaterThanInclusive 20); idleWorkCalls = 1 (greaterThanInclusive 17)`,
     ].join("\n"));
     // a part nothing prunes is pinned: it stays in full whatever rule would want it later
-    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned. It is pinned now: no rule prunes it from here on.`);
-    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned: it was restored before, and no rule prunes it.`);
+    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned. It is pinned now: no rule prunes it until a later call views the same thing again.`);
+    expect(runCommand(p, SID, `restore ${t3}`, h)).toBe(`acp: ${t3} (prt_c3, grep x) is not pruned: it was restored before, and no rule prunes it until a later call views the same thing again.`);
     for (const cmd of ["explain", "restore"]) {
       expect(runCommand(p, SID, `${cmd} tzzz`, h)).toBe(`acp ${cmd}: unknown id "tzzz". Ids are the ones in [acp:…] tags, such as t1bz, or part ids (prt_…).`);
       expect(runCommand(p, SID, `${cmd} prt_nope`, h)).toMatch(new RegExp(`^acp ${cmd}: unknown id "prt_nope"`));
@@ -284,9 +284,9 @@ describe("/acp commands", () => {
     transformAll(p);
     expect(runCommand(p, SID, "explain prt_ls1", h)).toMatch(/- identical-call: matches \(superseded by prt_ls2\); waits for the commit policy \(would save [\d,]+ tokens\)/);
     expect(runCommand(p, SID, "restore prt_ls1", h)).toMatch(
-      /^acp: prt_ls1 \(bash ls\) was not pruned yet: rule "identical-call" waited to prune it \(the commit policy held the change for a batch; it would save \d+ tokens\)\. It is pinned now: it stays in full, and no rule prunes it\.$/,
+      /^acp: prt_ls1 \(bash ls\) was not pruned yet: rule "identical-call" waited to prune it \(the commit policy held the change for a batch; it would save \d+ tokens\)\. It is pinned now: it stays in full, and no rule prunes it until a later call views the same thing again\.$/,
     );
-    expect(runCommand(p, SID, "explain prt_ls1", h)).toContain("- identical-call: matches, but the part was restored, and rules leave a restored part alone");
+    expect(runCommand(p, SID, "explain prt_ls1", h)).toContain("- identical-call: matches, but the part was restored, and rules leave a restored part alone until a later call views the same thing again");
     // the cache expires: what waited applies for free, but not on the pinned part
     const next = structuredClone(h);
     p.transform(next, { now: Date.now() + 2 * HOUR });
@@ -309,14 +309,15 @@ describe("/acp commands", () => {
     // calc.ts read in turns 1, 2 and 3 (balanced: the supersedes of the sent reads wait for a batch);
     // the user restores the turn-1 read while its prune waits, so the turn-2 read, a newer view of
     // it, stays in full whatever the cache does: its own supersede (by the turn-3 read) never goes
+    // while the file is not read again
     const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
-    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done")];
+    const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
     const p = createPruner({ config: { tool: false } });
     const run = (upTo: number, now?: number) => p.transform(structuredClone(h.slice(0, upTo)), now === undefined ? {} : { now });
     for (let i = 2; i <= h.length; i++) run(i);
     expect(runCommand(p, SID, "restore prt_r1", h)).toMatch(/^acp: prt_r1 \(read src\/calc.ts\) was not pruned yet: rule "identical-call" waited/);
-    h.push(user("t3"), read("calc v3", "prt_r3"), assistant([], "done"));
-    for (let i = 7; i <= h.length; i++) run(i);
+    h.push(user("t4"), assistant([{ tool: "bash", input: { command: "echo 4" }, output: "ok" }]), assistant([], "done"));
+    for (let i = 10; i <= h.length; i++) run(i);
     expect(p.waiting(SID)).toBeUndefined();
     expect(runCommand(p, SID, "stats", h)).not.toContain("waiting");
     const explained = runCommand(p, SID, "explain prt_r2", h);
@@ -355,12 +356,14 @@ describe("/acp commands", () => {
   });
 
   it("sweep leaves a newer view of a restored part in full and says why; a sweep of the older views too hides them all", () => {
-    // src/calc.ts read in turns 1, 2 and 3 (pruned), all three restored by the user, then read again in a new turn
+    // src/calc.ts read in turns 1, 2 and 3 (pruned), read again in a new turn, then all three
+    // older reads restored by the user (a view made before the restore does not end its pin)
     const { h, p } = threeReads();
     const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)![0];
     const [r1, r2, r3] = [idOf("prt_r1"), idOf("prt_r2"), idOf("prt_r3")];
-    expect(runCommand(p, SID, `restore ${r1}`, h)).toMatch(/^acp: .* restored; it is sent in full from the next request\. Restored with it/);
     h.push(user("t12"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v3", 120), id: "prt_r4" }, { tool: "grep", input: { pattern: "x" }, output: bigText("g"), id: "prt_g" }]));
+    p.transform(structuredClone(h));
+    expect(runCommand(p, SID, `restore ${r1}`, h)).toMatch(/^acp: .* restored; it is sent in full from the next request\. Restored with it/);
     p.transform(structuredClone(h));
     const r4 = idOf("prt_r4");
     expect(runCommand(p, SID, "sweep", h)).toMatch(

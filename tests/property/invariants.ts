@@ -33,6 +33,20 @@ export const fcParams = <T = any>(numRuns: number): T => ({
   endOnFailure: process.env.ACP_FUZZ_NO_SHRINK === "1",
 }) as T;
 /** A test's timeout for `runs` runs of about `msPerRun` each. */
+/**
+ * A restore pins a part until the thing is viewed again (src/engine/pins.ts): here, approximately
+ * and independently of the engine's supersede keys, a part of the same type (and tool) in a message
+ * after `afterId`, the newest message when the part was restored. A pin that ends without one is a
+ * violation; one that ends with one lets rules decide the part again.
+ */
+export const partById = (ms: Message[], id: string): Part | undefined => ms.flatMap((m) => m.parts ?? []).find((x) => x?.id === id);
+
+export function viewedAgain(history: Message[], afterId: string | undefined, part: Part | undefined): boolean {
+  const at = afterId === undefined ? -1 : history.findIndex((m) => m?.info?.id === afterId);
+  if (at < 0 || !part) return false;
+  return history.slice(at + 1).some((m) => m.parts?.some((x) => x.type === part.type && (part.type !== "tool" || x.tool === part.tool)));
+}
+
 export const timeoutFor = (runs: number, msPerRun: number) => Math.max(30_000, runs * msPerRun * 3);
 
 export interface ErrorRec {
@@ -173,6 +187,8 @@ interface Tracker {
   rendered: Map<Part, { json: string; sig: string; call: number }>;
   tags: Map<Part, string>;
   restored: Map<string, number>;
+  /** Restored part → the newest message of the history when it was restored (viewedAgain). */
+  restoredAfter: Map<string, string | undefined>;
   decidedEver: Set<Part>;
 }
 
@@ -198,7 +214,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
   const trackers = new Map<string, Tracker>();
   const trackerOf = (sid: string) => {
     let t = trackers.get(sid);
-    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), decidedEver: new Set() }));
+    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), restoredAfter: new Map(), decidedEver: new Set() }));
     return t;
   };
   const rawJson = new Map<Part, string>();
@@ -281,7 +297,8 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       const action = actionOf.get(rule) ?? rule;
       stats.byAction[action] = (stats.byAction[action] ?? 0) + 1;
       if (protectedIds.has(id) && !overrides.has(rule)) fail(`protect ${id}`, `${where}: rule ${rule} decided ${slot} of protected part ${id}`);
-      if (tr.restored.has(id) && !(SKIP.has("pinned-collapse") && action === "collapse-code-blocks")) fail(`pinned ${id}`, `${where}: rule ${rule} decided ${slot} of part ${id}, restored at call ${tr.restored.get(id)}`);
+      const again = tr.restored.has(id) && state.pinned?.[id] === undefined && viewedAgain(slice, tr.restoredAfter.get(id), partById(slice, id));
+      if (tr.restored.has(id) && !again && !(SKIP.has("pinned-collapse") && action === "collapse-code-blocks")) fail(`pinned ${id}`, `${where}: rule ${rule} decided ${slot} of part ${id}, restored at call ${tr.restored.get(id)}`);
     }
 
     // The one message the plugin adds: the prune tool's instructions, a user message after another message.
@@ -475,7 +492,11 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       const back = a.restoreReport(mainSid, id);
       if (!back.restored) fail(`restore ${id}`, `${label} after call ${k}: restore(${id}) returned false for a decided part`);
       b?.restore(mainSid, id);
-      for (const x of [id, ...back.newer]) trackerOf(mainSid).restored.set(x, k);
+      const lastId = callMessages(raw, calls[k]).at(-1)?.info?.id;
+      for (const x of [id, ...back.newer]) {
+        trackerOf(mainSid).restored.set(x, k);
+        trackerOf(mainSid).restoredAfter.set(x, lastId);
+      }
       stats.restored++;
     }
   }

@@ -13,7 +13,7 @@ import { STATE_VERSION, type SessionState } from "../../src/engine/state.js";
 import { readState, stateFile } from "../../src/store/state-files.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { buildSession, sessionSpecArb, type GenFlags } from "./arbitraries.js";
-import { ErrorSink, fcParams, PrunerPool, runsFor, timeoutFor, TMP } from "./invariants.js";
+import { ErrorSink, fcParams, partById, PrunerPool, runsFor, timeoutFor, TMP, viewedAgain } from "./invariants.js";
 
 const sink = new ErrorSink();
 const root = mkdtempSync(join(TMP, "acp-prop-two-"));
@@ -78,6 +78,15 @@ function replay(messages: Message[], ops: Op[]): string[] {
   const decided = new Map<string, number>(); // `part slot` of rule decisions seen on disk → step
   const discarded = new Map<string, number>(); // manual prunes accepted → step
   const restored = new Map<string, number>(); // restores → step
+  const restoredAfter = new Map<string, string | undefined>(); // restores → the newest message then
+  /** Restored parts whose pin ended (on disk, or in `state`) with the thing viewed again since: rules may decide them again. */
+  const unpin = (state: SessionState | undefined, history: Message[]) => {
+    for (const partId of [...restored.keys()])
+      if (state && state.pinned?.[partId] === undefined && viewedAgain(history, restoredAfter.get(partId), partById(history, partId))) {
+        restored.delete(partId);
+        restoredAfter.delete(partId);
+      }
+  };
   /** Per process: the history length of its last transform, and whether it changed state since (no repeat then). */
   const last = [-1, -1];
   const changed = [false, false];
@@ -96,6 +105,7 @@ function replay(messages: Message[], ops: Op[]): string[] {
       last[op.who] = history.length;
       changed[op.who] = false;
       if (p.lastCall(sid)?.rebuilt) counts.rebuilt++;
+      unpin(p.state(sid), history);
       // a restored part renders as it came (a pure repeat re-renders the process's last view: skipped)
       if (!repeat)
         for (const partId of restored.keys()) {
@@ -130,6 +140,7 @@ function replay(messages: Message[], ops: Op[]): string[] {
       if (back.restored)
         for (const id of [partId, ...back.newer]) {
           restored.set(id, k);
+          restoredAfter.set(id, history.at(-1)?.info?.id);
           discarded.delete(id);
           for (const slot of SLOTS) decided.delete(`${id} ${slot}`);
         }
@@ -140,6 +151,7 @@ function replay(messages: Message[], ops: Op[]): string[] {
     if (disk.problem) violations.push(`${where}: ${disk.problem}`);
     const after = disk.state;
     if (!after) continue;
+    unpin(after, history);
     if (readdirSync(dir).some((f) => f.endsWith(".lock") || f.endsWith(".tmp"))) violations.push(`${where}: a lock or temp file was left behind`);
     // rule decisions this step brought to disk (manual ones are tracked by their request)
     for (const [partId, slots] of Object.entries(after.decisions))
