@@ -2,7 +2,7 @@
 // and the user's overrides yields the effective rule list; unknown ids, unknown or invalid
 // overrides are errors with a did-you-mean, located in the file that named them.
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { actionDecl } from "../lang/actions.js";
 import { actionOptionIssues } from "./load.js";
 import { packagePath } from "./paths.js";
@@ -31,8 +31,10 @@ export function presetFile(nameOrPath: string): string {
 }
 
 /**
- * The file a preset name stands for: a built-in preset, or a path (read from the working folder).
- * An unknown name or a missing file is a problem located where the name was written.
+ * The file a preset name stands for: a built-in preset, or a path, read from the folder of the
+ * config file that names it (as its ruleFiles are), else from the working folder (the CLI's
+ * --preset, the API). An unknown name or a missing file is a problem located where the name was
+ * written.
  */
 export function presetSource(name: string, at?: NamedAt): { file?: string; problems: Problem[] } {
   if (isBuiltin(name)) return { file: presetFile(name), problems: [] };
@@ -45,8 +47,9 @@ export function presetSource(name: string, at?: NamedAt): { file?: string; probl
     ...(at ? { pointer: at.pointer } : {}),
   });
   if (!isPresetPath(name)) return { problems: [problem(`unknown preset "${name}"${didYouMean(name, PRESET_NAMES)} (known: ${PRESET_NAMES.join(", ")}, or a path to a preset file)`)] };
-  if (!existsSync(name)) return { problems: [problem(`preset file "${name}" not found (looked for ${resolve(name)})`)] };
-  return { file: name, problems: [] };
+  const file = at && at.doc.file !== INLINE_CONFIG ? resolve(dirname(at.doc.file), name) : name;
+  if (!existsSync(file)) return { problems: [problem(`preset file "${name}" not found (looked for ${resolve(file)})`)] };
+  return { file, problems: [] };
 }
 
 export function loadPreset(nameOrPath: string, at?: NamedAt): { preset?: Preset; doc: SourceDoc; problems: Problem[] } {

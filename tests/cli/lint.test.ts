@@ -2,7 +2,7 @@
 // the stylish and JSON output, exit codes, --max-warnings and the default targets.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { defaultTargets, lint } from "../../src/cli/lint.js";
@@ -233,7 +233,7 @@ describe("lint: presets and acp.jsonc", () => {
       '2:13 error unknown-preset: unknown preset "balance" (did you mean "balanced"?) (known: compact, balanced, verbose, or a path to a preset file)',
     ]);
     expect(rows([broken("config-preset-file.jsonc")])).toEqual([
-      `2:13 error unknown-preset: preset file "./presets/no-such-preset.yaml" not found (looked for ${resolve("presets/no-such-preset.yaml")})`,
+      `2:13 error unknown-preset: preset file "./presets/no-such-preset.yaml" not found (looked for ${join(dirname(broken("config-preset-file.jsonc")), "presets", "no-such-preset.yaml")})`,
     ]);
   });
 });

@@ -126,6 +126,23 @@ describe("acp.jsonc layering", () => {
     expect(loadConfig({ projectDir: d.project, xdgConfigHome: d.xdg }, d.env).config.tool).toBe(false);
   });
 
+  it("a preset path in acp.jsonc is read from the config's folder, as ruleFiles are, whatever the working folder; the CLI's from the working folder", () => {
+    const d = dirs();
+    const builtin = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "..", "presets", "compact.yaml"), "utf8");
+    mkdirSync(join(d.xdg, "opencode", "presets"));
+    const mine = join(d.xdg, "opencode", "presets", "mine.yaml");
+    writeFileSync(mine, builtin.replace(/^  state-query: on$/m, "  state-query: off"));
+    writeFileSync(join(d.xdg, "opencode", "acp.jsonc"), '{ "preset": "presets/mine.yaml" }');
+    const c = loadConfig({ projectDir: d.project, xdgConfigHome: d.xdg }, d.env);
+    const p = createPruner({ config: c.config, layers: c.layers, ruleDirs: c.ruleDirs });
+    expect([...c.problems, ...p.problems]).toEqual([]);
+    expect(p.resolved.presetName).toBe(mine); // absolute: the file is watched while the host runs
+    expect(p.resolved.rules.some((r) => r.id === "state-query")).toBe(false);
+    expect(p.resolved.rules.some((r) => r.id === "old-assistant-text")).toBe(true); // compact's
+    // the same path given to the API (or the CLI's --preset) is read from the working folder
+    expect(createPruner({ preset: "presets/mine.yaml" }).problems.map((x) => x.message)).toEqual([`preset file "presets/mine.yaml" not found (looked for ${join(process.cwd(), "presets", "mine.yaml")})`]);
+  });
+
   it("an unknown preset is an error naming the known ones", () => {
     const p = createPruner({ preset: "balance" });
     expect(p.problems[0].message).toContain('unknown preset "balance" (did you mean "balanced"?)');
