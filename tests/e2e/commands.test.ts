@@ -140,16 +140,19 @@ describe("/acp commands in the real host", () => {
     expect(toolResult(run.requests[0], "call_read_1")).toContain("superseded");
   }, RUN_TIMEOUT);
 
-  it("/acp restore takes the id users see: the read is sent in full again", async () => {
+  it("/acp restore takes the id users see: the read is sent in full again, until the file is read again", async () => {
     expect(readId).toBeDefined();
     await acp(`restore ${readId}`);
     expect((await replies(ws, sessionID, `acp: ${readId}`))[0]).toMatch(new RegExp(`^acp: ${readId} \\(prt_\\w+, read \\S*notes\\.txt\\) restored; it is sent in full from the next request\\.$`));
-    ws.model.enqueue({ text: "Continuing again." });
+    ws.model.enqueue({ toolCalls: [call("call_read_3", "read", { filePath: path.join(ws.projectDir, "notes.txt") })] }, { text: "Continuing again." });
     const run = await ws.run("Go on again", { session: sessionID, timeoutMs: RUN_TIMEOUT });
     expectCleanRun(ws, run);
     expect(toolResult(run.requests[0], "call_read_1")).toMatch(new RegExp(`notes line 30: [^\\n]*\\n[\\s\\S]*\\[acp:${readId}\\]$`));
     expect(toolResult(run.requests[0], "call_read_1")).toContain("notes line 30");
     expect(toolResult(run.requests[0], "call_read_1")).not.toContain("superseded");
+    // read again after the restore: the pin ends, and both older reads are stale beside the new one
+    for (const old of ["call_read_1", "call_read_2"]) expect(toolResult(run.requests[1], old)).toContain("superseded");
+    expect(toolResult(run.requests[1], "call_read_3")).toContain("notes line 30");
   }, RUN_TIMEOUT);
 
   it("`opencode run` prints the answer, then ends with the plugin's readable error (exit 1), no stack trace in the log", () => {
