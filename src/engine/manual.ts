@@ -184,7 +184,9 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
       lines.push(`${id}: ${unchanged}`);
       continue;
     }
-    lines.push(`${id}: ${req.action === "discard" ? "discarded" : req.action === "distill" ? "distilled" : "replaced"}`);
+    // a discard of a part discarded already (by an earlier request or a sweep) changes nothing: say so
+    const again = entry === undefined ? `already discarded${state.manual?.[partId]?.by === "user" ? " by the user" : ""}` : "discarded";
+    lines.push(`${id}: ${req.action === "discard" ? again : req.action === "distill" ? "distilled" : "replaced"}`);
     accepted.push({ line: lines.length - 1, id, partId, node, entry });
   }
   // A newer view goes only with its older views: one that stays in full (restored, say) holds it,

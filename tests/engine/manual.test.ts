@@ -55,6 +55,18 @@ describe("ids and the prune tool", () => {
     expect(toolPart(next, "prt_b1")?.state?.output).toBe(`${bigText("test output")}\n[acp:${b1}]`);
   });
 
+  it("a second discard of the same part says it was discarded already, and changes nothing", () => {
+    const { p, h, idOf } = setup();
+    const b1 = idOf("prt_b1")!;
+    expect(p.manual(SID, { action: "discard", targets: [b1] }, h)).toEqual({ ok: true, text: `${b1}: discarded` });
+    const once = structuredClone(h);
+    p.transform(once);
+    expect(p.manual(SID, { action: "discard", targets: [b1] }, h)).toEqual({ ok: true, text: `${b1}: already discarded` });
+    const twice = structuredClone(h);
+    p.transform(twice);
+    expect(twice).toEqual(once);
+  });
+
   it("refuses protected parts and unknown ids with a useful message", () => {
     const { p, h } = setup();
     const unknown = p.manual(SID, { action: "discard", targets: ["t999"] }, h);

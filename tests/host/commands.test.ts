@@ -253,7 +253,7 @@ describe("/acp commands", () => {
     const t2 = idOf("prt_c2")!;
     const before = structuredClone(h);
     p.transform(before);
-    expect(p.manual(SID, { action: "discard", targets: [t2] }, h)).toEqual({ ok: true, text: `${t2}: discarded` });
+    expect(p.manual(SID, { action: "discard", targets: [t2] }, h)).toEqual({ ok: true, text: `${t2}: already discarded by the user` });
     const after = structuredClone(h);
     p.transform(after);
     expect(toolPart(after, "prt_c2")?.state?.output).toBe(`bash({command: "git status"}) → discarded by the user\n[acp:${t2}]`);

@@ -123,7 +123,7 @@ function replay(messages: Message[], ops: Op[]): string[] {
       const id = ids[op.pick % ids.length];
       const r = p.manual(sid, { action: "discard", targets: [id] }, history);
       changed[op.who] = true;
-      if (r.text.includes(": discarded")) {
+      if (/: (already )?discarded/.test(r.text)) {
         const partId = p.state(sid).ids![id];
         discarded.set(partId, k);
         restored.delete(partId);
