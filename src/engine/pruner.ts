@@ -103,11 +103,11 @@ export interface AcpPruner extends Pruner {
   restore(sessionID: string, partId: string, by?: "agent" | "user", history?: Message[]): boolean;
   /**
    * Removes a part's decisions and prune request so it renders in full again from the next call,
-   * and pins it: no rule prunes it until a later call views the same thing again (pins.ts; also when it was not pruned, or its prune was only
-   * waiting for the commit policy). Its newer views of the same thing whose output is pruned are
-   * restored and pinned with it. Counts a regret event of the rule that had pruned the part, by the
-   * user (/acp restore, the default) or the agent. `history`: the session's messages, for a part the
-   * last call did not see (a new process).
+   * and pins it: no rule prunes it until a later call views the same thing again (pins.ts; also
+   * when it was not pruned, or its prune was only waiting for the commit policy). Its newer views
+   * of the same thing whose output is pruned are restored and pinned with it. Counts a regret
+   * event of the rule that had pruned the part, by the user (/acp restore, the default) or the
+   * agent. `history`: the session's messages, for a part the last call did not see (a new process).
    */
   restoreReport(sessionID: string, partId: string, by?: "agent" | "user", history?: Message[]): RestoreOutcome;
   /**
@@ -197,10 +197,11 @@ export function createPruner(options: PrunerOptions): AcpPruner {
 
   /**
    * /acp restore and context_prune restore. The part is sent in full from the next request and
-   * pinned: no rule prunes it until a later call views the same thing again (pins.ts). Also restored and pinned: its newer views of the same thing
-   * whose output is pruned (commit prunes a newer view only with its older views, so with this one
-   * in full they must be too). Only the part itself counts a regret event: the newer views come
-   * back because it did, not because their rules were wrong.
+   * pinned: no rule prunes it until a later call views the same thing again (pins.ts). Also
+   * restored and pinned: its newer views of the same thing whose output is pruned (commit prunes a
+   * newer view only with its older views, so with this one in full they must be too). Only the
+   * part itself counts a regret event: the newer views come back because it did, not because their
+   * rules were wrong.
    */
   function restoreReport(sessionID: string, partId: string, by: "agent" | "user" = "user", history?: Message[]): RestoreOutcome {
     const rt = runtime(sessionID);
