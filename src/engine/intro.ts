@@ -6,7 +6,7 @@
 // message, not a part of that (usually assistant) message: the model would read text in its own
 // message as its own words. With `idsFromTokens: 0` they go into the system prompt from the first
 // call instead.
-import type { Graph } from "../graph/graph.js";
+import { lastMessageIndex, type Graph } from "../graph/graph.js";
 import { lastUserIndex } from "../graph/prompt.js";
 import type { HostProfile } from "../graph/host.js";
 import type { Message } from "../graph/types.js";
@@ -78,9 +78,8 @@ export function introIndex(graph: Graph, state: SessionState): number {
   if (state.introAt === undefined) return Infinity;
   // the graph's walk found the anchor's last place when it looked for this id
   if (graph.anchor === state.introAt && graph.anchorLast !== undefined) return graph.anchorLast >= 0 ? graph.anchorLast : Infinity;
-  const msgs = graph.messages;
-  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]?.info?.id === state.introAt) return i;
-  return Infinity;
+  const i = lastMessageIndex(graph, state.introAt);
+  return i >= 0 ? i : Infinity;
 }
 
 /**

@@ -11,7 +11,7 @@ import { partOf, shownIdOf } from "./ids.js";
 import type { SessionState } from "./state.js";
 import { heldText } from "./holders.js";
 import type { ManualAction, ManualEntry } from "./manual-entry.js";
-import { contentOf, heldQuery, manualPatch, replaceBetween, signedReasoning, storeRequest, type HoldersOf } from "./manual-patch.js";
+import { contentOf, heldQuery, manualBy, manualPatch, replaceBetween, signedReasoning, storeRequest, type HoldersOf } from "./manual-patch.js";
 import { evaluatePatch } from "./candidate.js";
 
 export type { ManualAction, ManualBy, ManualEntry } from "./manual-entry.js";
@@ -185,7 +185,7 @@ export function applyManual(req: ManualRequest, ctx: ManualContext): { ok: boole
       continue;
     }
     // a discard of a part discarded already (by an earlier request or a sweep) changes nothing: say so
-    const again = entry === undefined ? `already discarded${state.manual?.[partId]?.by === "user" ? " by the user" : ""}` : "discarded";
+    const again = entry === undefined ? `already discarded${manualBy(state.manual?.[partId]) === "user" ? " by the user" : ""}` : "discarded";
     lines.push(`${id}: ${req.action === "discard" ? again : req.action === "distill" ? "distilled" : "replaced"}`);
     accepted.push({ line: lines.length - 1, id, partId, node, entry });
   }

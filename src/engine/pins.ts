@@ -2,9 +2,12 @@
 // full beside it ("never stale over fresh"). The pin lasts until the thing is viewed again after the
 // restore: the part is then one more stale view and goes with that view's supersede like any other.
 // A pin for good would keep every later view of the thing in full for the rest of the session.
-import type { Graph, PartNode } from "../graph/graph.js";
+import { lastMessageIndex, type Graph, type PartNode } from "../graph/graph.js";
 import type { SessionState } from "./state.js";
 import { touch } from "./state.js";
+
+/** How long a pin lasts, as the replies to a restore and explain say it. */
+export const PIN_LASTS = "until a later call views the same thing again";
 
 /** What releasePins reads of the session runtime (session.ts calls it from update). */
 export interface PinnedRuntime {
@@ -39,7 +42,7 @@ export function releasePins(rt: PinnedRuntime): void {
     if (typeof at !== "string") continue;
     const newest = rt.newerViews(partId).at(-1);
     if (newest === undefined) continue;
-    const restoredAt = messageIndex(rt.graph, at);
+    const restoredAt = lastMessageIndex(rt.graph, at);
     if (restoredAt < 0 || newest.msgIndex <= restoredAt) continue;
     delete pins[partId];
     touch(rt.state, partId);
@@ -47,10 +50,4 @@ export function releasePins(rt: PinnedRuntime): void {
   }
   // a want parked behind the pinned view (parked.ts) is blocked no longer
   if (ended) rt.parked.clear();
-}
-
-function messageIndex(graph: Graph, id: string): number {
-  const messages = graph.messages;
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.info?.id === id) return i;
-  return -1;
 }

@@ -10,7 +10,7 @@ import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
 import { spares, type SessionRuntime, type Spare } from "./session.js";
 import { holdersOf, type Holder } from "./holders.js";
-import { isPinned } from "./pins.js";
+import { isPinned, PIN_LASTS } from "./pins.js";
 
 /**
  * - protected: a protect rule holds the part (a protect rule that matches; any other rule that does
@@ -275,7 +275,7 @@ export function describeStanding(s: StandingRule): string {
       if (s.phase !== "protect") return `${s.id}: matches, but the part is protected (the rule does not override protection)`;
       return s.overriddenBy ? `${s.id}: protects it from every rule but ${listed(s.overriddenBy)}, which ${s.overriddenBy.length === 1 ? "overrides" : "override"} protection` : `${s.id}: protects it`;
     case "restored":
-      return `${s.id}: ${matches(s)}, but the part was restored, and rules leave a restored part alone until a later call views the same thing again`;
+      return `${s.id}: ${matches(s)}, but the part was restored, and rules leave a restored part alone ${PIN_LASTS}`;
     case "taken":
       return `${s.id}: ${matches(s)}, but ${s.takenBy === "manual" ? "a prune request's" : `${s.takenBy}'s`} change to the part's output is the one wanted (one change per slot)`;
     case "backed-off":

@@ -218,6 +218,13 @@ export function charsFrom(g: Graph, first: number): number {
   return after;
 }
 
+/** The index of the last message of `g` with id `id`; -1 when there is none. */
+export function lastMessageIndex(g: Graph, id: string): number {
+  const messages = g.messages;
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.info?.id === id) return i;
+  return -1;
+}
+
 /**
  * Builds the graph of `messages`. With `prev` (the same session's previous graph), leading parts
  * with the same id, place, status and text length reuse their nodes, which keep the part object

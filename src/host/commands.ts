@@ -10,6 +10,7 @@ import { rulesText, type ManualEntry } from "../engine/manual.js";
 import { manualBy } from "../engine/manual-patch.js";
 import { byReason, type Holder } from "../engine/holders.js";
 import { describeStanding } from "../engine/why-not.js";
+import { PIN_LASTS } from "../engine/pins.js";
 import { sessionTotals, type RuleTotals } from "../engine/totals.js";
 import { backedOffRules, regretTotal, type RegretCounts } from "../engine/regret.js";
 import { budgetText, expiredWaitingNote, type BudgetLimit } from "./budget.js";
@@ -188,8 +189,8 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
 /**
  * /acp restore: the part is sent in full from the next request and pinned (no rule prunes it
  * until a later call views the same thing again, pins.ts), whether it was pruned, waited to be,
- * or neither; its pruned newer views of the same
- * thing come back with it (AcpPruner.restoreReport). The reply says which of these it was.
+ * or neither; its pruned newer views of the same thing come back with it
+ * (AcpPruner.restoreReport). The reply says which of these it was.
  */
 export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
   const graph = buildGraph(messages, undefined, { host: OPENCODE });
@@ -200,10 +201,10 @@ export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, m
   if (r.restored) return `acp: ${who.label} restored; it is sent in full from the next request.${newer}`;
   if (r.waiting.length > 0) {
     const tokens = r.waiting.reduce((m, w) => Math.max(m, w.tokens ?? 0), 0);
-    return `acp: ${who.label} was not pruned yet: ${rulesText(r.waiting)} waited to prune it (the commit policy held the change for a batch${tokens > 0 ? `; it would save ${fmt(tokens)} tokens` : ""}). It is pinned now: it stays in full, and no rule prunes it until a later call views the same thing again.${newer}`;
+    return `acp: ${who.label} was not pruned yet: ${rulesText(r.waiting)} waited to prune it (the commit policy held the change for a batch${tokens > 0 ? `; it would save ${fmt(tokens)} tokens` : ""}). It is pinned now: it stays in full, and no rule prunes it ${PIN_LASTS}.${newer}`;
   }
-  if (r.wasPinned) return `acp: ${who.label} is not pruned: it was restored before, and no rule prunes it until a later call views the same thing again.${newer}`;
-  return `acp: ${who.label} is not pruned. It is pinned now: no rule prunes it until a later call views the same thing again.${newer}`;
+  if (r.wasPinned) return `acp: ${who.label} is not pruned: it was restored before, and no rule prunes it ${PIN_LASTS}.${newer}`;
+  return `acp: ${who.label} is not pruned. It is pinned now: no rule prunes it ${PIN_LASTS}.${newer}`;
 }
 
 /**
