@@ -3,8 +3,7 @@
 // restore: the part is then one more stale view and goes with that view's supersede like any other.
 // A pin for good would keep every later view of the thing in full for the rest of the session.
 import { lastMessageIndex, type Graph, type PartNode } from "../graph/graph.js";
-import type { SessionState } from "./state.js";
-import { touch } from "./state.js";
+import { notePinEnded, type SessionState } from "./state.js";
 
 /** How long a pin lasts, as the replies to a restore and explain say it. */
 export const PIN_LASTS = "until a later call views the same thing again";
@@ -45,7 +44,7 @@ export function releasePins(rt: PinnedRuntime): void {
     const restoredAt = lastMessageIndex(rt.graph, at);
     if (restoredAt < 0 || newest.msgIndex <= restoredAt) continue;
     delete pins[partId];
-    touch(rt.state, partId);
+    notePinEnded(rt.state, partId);
     ended = true;
   }
   // a want parked behind the pinned view (parked.ts) is blocked no longer

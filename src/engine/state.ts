@@ -102,6 +102,11 @@ export const newState = (sessionID: string): SessionState => ({ version: STATE_V
  */
 export interface Changes {
   touched: Set<string>;
+  /**
+   * Parts whose pin the engine ended (pins.ts): journalled, but not a request (on a merge the
+   * other process's manual prunes and decisions for the part stand).
+   */
+  unpinned: Set<string>;
   /** Parts whose committed decisions changed; tracked only while the state has a journal on disk. */
   changed?: Set<string>;
   /** Ids given since the last save (tracked likewise). */
@@ -115,13 +120,13 @@ const changes = new WeakMap<SessionState, Changes>();
 /** The state's record of changes (created empty, without tracking, on first use). */
 export function changesOf(state: SessionState): Changes {
   let c = changes.get(state);
-  if (!c) changes.set(state, (c = { touched: new Set() }));
+  if (!c) changes.set(state, (c = { touched: new Set(), unpinned: new Set() }));
   return c;
 }
 
 /** Starts a new record after a snapshot was written: from now on each change is tracked for the journal. */
 export function trackChanges(state: SessionState): Changes {
-  const c: Changes = { touched: new Set(), changed: new Set(), newIds: [], newRegret: [] };
+  const c: Changes = { touched: new Set(), unpinned: new Set(), changed: new Set(), newIds: [], newRegret: [] };
   changes.set(state, c);
   return c;
 }
@@ -135,6 +140,11 @@ export function cacheExpiredSince(state: Pick<SessionState, "lastCallAt">, ttlMi
 /** Records that a request of the user or model changed this part: on a merge, ours wins for it. */
 export function touch(state: SessionState, partId: string): void {
   changesOf(state).touched.add(partId);
+}
+
+/** Records that the engine ended a part's pin (pins.ts), for the next journal line. */
+export function notePinEnded(state: SessionState, partId: string): void {
+  changesOf(state).unpinned.add(partId);
 }
 
 /**

@@ -96,11 +96,11 @@ export function journalLine(state: SessionState, changes: Required<Changes>): st
   if (changes.changed.size > 0 || changes.touched.size > 0) line.decisions = decisions;
   if (changes.touched.size > 0) {
     line.manual = {};
+    for (const id of changes.touched) line.manual[id] = state.manual?.[id] ?? null;
+  }
+  if (changes.touched.size > 0 || changes.unpinned.size > 0) {
     line.pinned = {};
-    for (const id of changes.touched) {
-      line.manual[id] = state.manual?.[id] ?? null;
-      line.pinned[id] = state.pinned?.[id] ?? null;
-    }
+    for (const set of [changes.touched, changes.unpinned]) for (const id of set) line.pinned[id] = state.pinned?.[id] ?? null;
   }
   if (changes.newIds.length > 0) {
     line.ids = {};

@@ -49,8 +49,11 @@ export function mergeState(ours: SessionState, disk: SessionState, base: Session
       setEntry(manual, id, disk.manual?.[id]);
       changed = true;
     }
-    if (!same(pinned[id], disk.pinned?.[id])) {
-      setEntry(pinned, id, disk.pinned?.[id]);
+    // a pin another process set or ended since our last sync is taken; one we ended (pins.ts: a
+    // derivation, not a request) stands while the disk still has the pin we had
+    const diskPin = disk.pinned?.[id];
+    if (!same(pinned[id], diskPin) && !same(diskPin, base.pinned?.[id])) {
+      setEntry(pinned, id, diskPin);
       changed = true;
     }
     for (const slot of SLOTS) {

@@ -179,6 +179,7 @@ export function saveState(dir: string, state: SessionState): boolean {
       disk.journalSize! += Buffer.byteLength(line) + 1;
       disk.stat = filesKey(file, journal);
       changes.touched.clear();
+      changes.unpinned.clear();
       changes.changed.clear();
       changes.newIds.length = 0;
       changes.newRegret.length = 0;

@@ -209,6 +209,24 @@ describe("a restore lasts until the thing is viewed again", () => {
     expect(again).toEqual(last);
   });
 
+  it("a pin this process ends is not a request: another process's discard of the part made meanwhile stands", () => {
+    const dir = `${process.env.TMPDIR ?? "/tmp"}/acp-unpin-${process.pid}-${Date.now()}`;
+    const config = { commit: { minTokens: 0 }, tool: true, idsFromTokens: 0 };
+    const h = [...reads(), user("t12")];
+    const a = createPruner({ config, stateDir: dir });
+    replay(h, (m) => a.transform(m));
+    const b = createPruner({ config, stateDir: dir });
+    a.restore(SID, "prt_r1", "user", h);
+    b.transform(structuredClone(h)); // b reads the pins
+    const r1 = Object.entries(a.state(SID).ids ?? {}).find(([, v]) => v === "prt_r1")![0];
+    expect(a.manual(SID, { action: "discard", targets: [r1] }, h).text).toBe(`${r1}: discarded`);
+    // b has not seen the discard; the file is read again, so b ends its pin on prt_r1 and merges
+    const more = [...h, assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v4", 120), id: "prt_r4" }])];
+    b.transform(structuredClone(more));
+    expect(b.state(SID).manual?.prt_r1).toEqual({ action: "discard" });
+    expect(createPruner({ config, stateDir: dir }).state(SID).manual?.prt_r1).toEqual({ action: "discard" });
+  });
+
   it("a pin written before pins ended (true) holds for good", () => {
     const { p, more } = readAgain();
     for (const id of ["prt_r1", "prt_r2", "prt_r3"]) p.state(SID).pinned![id] = true;

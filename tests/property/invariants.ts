@@ -35,7 +35,7 @@ export const fcParams = <T = any>(numRuns: number): T => ({
 /** A test's timeout for `runs` runs of about `msPerRun` each. */
 /**
  * A restore pins a part until the thing is viewed again (src/engine/pins.ts): here, approximately
- * and independently of the engine's supersede keys, a part of the same type (and tool) in a message
+ * and independently of the engine's supersede keys, a part of the same type in a message
  * after `afterId`, the newest message when the part was restored. A pin that ends without one is a
  * violation; one that ends with one lets rules decide the part again.
  */
@@ -44,7 +44,8 @@ export const partById = (ms: Message[], id: string): Part | undefined => ms.flat
 export function viewedAgain(history: Message[], afterId: string | undefined, part: Part | undefined): boolean {
   const at = afterId === undefined ? -1 : history.findIndex((m) => m?.info?.id === afterId);
   if (at < 0 || !part) return false;
-  return history.slice(at + 1).some((m) => m.parts?.some((x) => x.type === part.type && (part.type !== "tool" || x.tool === part.tool)));
+  // of the same type, any tool: a newer view may come from another tool (todo-latest: a todowrite after a todoread)
+  return history.slice(at + 1).some((m) => m.parts?.some((x) => x?.type === part.type));
 }
 
 export const timeoutFor = (runs: number, msPerRun: number) => Math.max(30_000, runs * msPerRun * 3);
