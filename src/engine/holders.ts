@@ -34,7 +34,8 @@ export interface HoldersQuery {
 /**
  * The older views of `node` (SessionRuntime.olderViews, transitively: an older view that goes brings
  * its own older views along) that stay in full and so keep `node` in full, nearest first; [] when a
- * prune of `node` applies. An older view already pruned ends the walk there.
+ * prune of `node` applies. An older view already pruned ends the walk there; one the host cleared
+ * holds nothing itself, but the views older than it do (SessionRuntime.olderViewsPast).
  */
 export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): Holder[] {
   const out: (Holder & { at: number })[] = [];
@@ -46,8 +47,9 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
       const o = mark.node;
       if (seen.has(o.index)) continue;
       seen.add(o.index);
-      if (rt.slots[o.index]?.output || clearedByHost(o.part)) continue; // hidden already (by the host too)
+      if (rt.slots[o.index]?.output) continue; // hidden already
       walk.push(o);
+      if (clearedByHost(o.part)) continue; // its placeholder is no view in full; the views older than it are
       const id = o.part.id;
       if (q.hiding(id)) continue;
       const why = inFullBeside(rt, mark, q.backedOff);

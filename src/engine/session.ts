@@ -2,6 +2,7 @@
 // candidates are built once per part and extended as the history grows; when the prefix
 // changes (compaction, revert, edited history) everything is rebuilt from scratch.
 import { type Graph, type PartNode } from "../graph/graph.js";
+import { clearedByHost } from "../graph/prompt.js";
 import type { HostProfile } from "../graph/host.js";
 import { idTags, type IdTags } from "./id-tags.js";
 import type { FactContext } from "./facts.js";
@@ -239,6 +240,37 @@ export class SessionRuntime {
       out.push(newer);
     }
     return out;
+  }
+
+  /**
+   * The older views of node `index` (olderViews) as the prompt shows them: one the host cleared
+   * shows only its placeholder, so the views older than it stand in its place (a search, its
+   * compacted re-run, and a third run: the first is an older view of the third).
+   */
+  olderViewsPast(index: number): readonly SupersedeMark[] {
+    const views = this.olderViews.get(index);
+    if (views === undefined) return NO_MARKS;
+    if (!views.some((m) => clearedByHost(m.node.part) && !this.slots[m.node.index]?.output)) return views;
+    const out: SupersedeMark[] = [];
+    const seen = new Set<number>([index]);
+    const walk = [...views].reverse();
+    while (walk.length > 0) {
+      const m = walk.pop()!;
+      const o = m.node;
+      if (seen.has(o.index)) continue;
+      seen.add(o.index);
+      if (!clearedByHost(o.part) || this.slots[o.index]?.output) out.push(m);
+      else for (const older of [...(this.olderViews.get(o.index) ?? [])].reverse()) walk.push(older);
+    }
+    return out;
+  }
+
+  /** The newer view of a part that olderViewsPast lists it under: the part that superseded it, past those the host cleared. */
+  newerViewPast(partId: string): PartNode | undefined {
+    let newer = this.marks.get(partId)?.byNode;
+    for (let hops = 0; newer !== undefined && clearedByHost(newer.part) && !this.slots[newer.index]?.output && hops < this.graph.nodes.length; hops++)
+      newer = this.marks.get(newer.part.id)?.byNode;
+    return newer;
   }
 
   /** The marks list the marks loop walks (and compacts), with the marks unparked since the last call back in their place. */
@@ -634,3 +666,5 @@ function coversSpan(a: [number, number], older: PartNode, range: { offset: strin
   if (!b) return a[0] <= 0 && a[1] === Infinity;
   return a[0] <= b[0] && a[1] >= b[1];
 }
+
+const NO_MARKS: readonly SupersedeMark[] = [];

@@ -2,7 +2,6 @@
 // thing is never left in full while a newer view of it is pruned ("never stale over fresh"), and
 // where the first change to the sent prefix falls (commit.ts).
 import type { PartNode } from "../graph/graph.js";
-import { clearedByHost } from "../graph/prompt.js";
 import { unsettled, type PhaseCall } from "./call.js";
 import { forcedCandidate, forcedRepays, forcedView, insists, repaysAt } from "./forced-views.js";
 import type { Wanted } from "./parked.js";
@@ -114,18 +113,18 @@ function settleAt(call: PhaseCall, due: Wanted[], later: Wanted[], from: number)
     blockedAt.set(w.node.index, w);
     dueOut.delete(w.node.index);
     // the newer view that w was due beside must be checked again
-    const newer = rt.marks.get(w.node.part.id)?.byNode;
+    const newer = rt.newerViewPast(w.node.part.id);
     const n = newer !== undefined ? dueOut.get(newer.index) : undefined;
     if (n !== undefined) queue.push(n);
   };
   while (queue.length > 0) {
     const w = queue.pop()!;
     if (w.blocked || dueOut.get(w.node.index) !== w) continue;
-    for (const older of rt.olderViews.get(w.node.index) ?? []) {
+    for (const older of rt.olderViewsPast(w.node.index)) {
       const o = older.node;
       let repays = true;
-      // hidden already: by a decision, or by the host (its placeholder is no view in full)
-      if (slotsOf[o.index]?.output || clearedByHost(o.part)) continue;
+      // hidden already by a decision (the host's placeholders are looked past: olderViewsPast)
+      if (slotsOf[o.index]?.output) continue;
       const pending = laterOut.get(o.index);
       const inDue = pending === undefined ? dueOut.get(o.index) : undefined;
       if (pending && (repays = forcedRepays(call, o, w, from, pending.tokens))) {

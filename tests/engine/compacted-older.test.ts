@@ -43,3 +43,63 @@ describe("an older view the host compacted", () => {
     expect(output(m, "prt_r1")).not.toContain("calc v1 line 5");
   });
 });
+
+// The host's placeholder in the middle of a chain of views: the views older than it are still views
+// of the same thing (commit-invariants.test.ts, seed 1404546898: an empty search result, its compacted
+// re-run, and a third run that compact's stale-web-page cleared while the empty first one stayed in full).
+describe("a view the host compacted between two others", () => {
+  const search = (output: string, id: string) => ({ tool: "websearch", input: { query: "vitest config" }, output, id });
+  function searches(first: string): Message[] {
+    const h = [user("look it up"), assistant([search(first, "prt_w1")]), user("again"), assistant([search(bigText("old", 40), "prt_w2"), search(bigText("new", 13), "prt_w3")]), user("thanks"), assistant([], "done"), user("next")];
+    toolPart(h, "prt_w2")!.state!.time = { start: 1, end: 2, compacted: 3 };
+    return h;
+  }
+  const inFull = (m: Message[], id: string, original: string) => output(m, id) === original || output(m, id).startsWith(original + "\n[acp:");
+
+  it("never leaves the first view in full while the newest one goes, and both go once the cache expired", () => {
+    const h = searches("");
+    const p = createPruner({ preset: "compact", config: { protectedTools: [], protectedFiles: [] } });
+    const calls = replay(h.slice(0, -1), (m) => p.transform(m));
+    for (const m of calls) if (toolPart(m, "prt_w3") && !inFull(m, "prt_w3", bigText("new", 13))) expect(inFull(m, "prt_w1", "")).toBe(false);
+    const expired = structuredClone(h); // the next user message, two hours later
+    p.transform(expired, { now: Date.now() + 2 * HOUR });
+    expect(inFull(expired, "prt_w3", bigText("new", 13))).toBe(false); // stale-web-page clears the newest
+    expect(inFull(expired, "prt_w1", "")).toBe(false); // and a note goes on the first beside it
+  });
+
+  it("a prune request for the newest view is refused while the first one is restored", () => {
+    const h = searches(bigText("first", 40));
+    const p = createPruner({ preset: "balanced", config: { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [] } });
+    const first = replay(h, (m) => p.transform(m)).at(-1)!;
+    expect(inFull(first, "prt_w1", bigText("first", 40))).toBe(false); // superseded
+    expect(p.restore(SID, "prt_w1", "user", h)).toBe(true);
+    const w3 = p.state(SID).ids ? Object.entries(p.state(SID).ids!).find(([, part]) => part === "prt_w3")?.[0] : undefined;
+    const r = p.manual(SID, { action: "discard", targets: [w3 ?? "prt_w3"] }, h);
+    expect(r.ok).toBe(false);
+    expect(r.text).toMatch(/restored/);
+    const m = structuredClone(h);
+    p.transform(m);
+    expect(inFull(m, "prt_w1", bigText("first", 40))).toBe(true);
+    expect(inFull(m, "prt_w3", bigText("new", 13))).toBe(true);
+  });
+});
+
+describe("a blocked older view behind the host's placeholder", () => {
+  // w0 (restored) ← w1 (empty: only a forced note hides it) ← w2 (compacted) ← w3 (cleared by age).
+  // The note forced on w1 beside w3 is blocked by the restored w0, so w3 must be checked again and
+  // stay in full; the newer view to check is w3, past the host's placeholder, not w2.
+  const search = (output: string, id: string) => ({ tool: "websearch", input: { query: "vitest config" }, output, id });
+  it("keeps the newest view in full while the views older than the placeholder stay", () => {
+    const h = [user("look it up"), assistant([search(bigText("first", 40), "prt_v0")]), user("again"), assistant([search("", "prt_v1"), search(bigText("old", 40), "prt_v2"), search(bigText("new", 13), "prt_v3")]), user("next")];
+    toolPart(h, "prt_v2")!.state!.time = { start: 1, end: 2, compacted: 3 };
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [] } });
+    const upTo = h.length - 1; // the second turn, before its user message "next"
+    replay(h.slice(0, upTo), (m) => p.transform(m));
+    expect(p.restore(SID, "prt_v0", "user", h.slice(0, upTo))).toBe(true);
+    const m = structuredClone(h);
+    p.transform(m);
+    expect(output(m, "prt_v0")).toBe(bigText("first", 40)); // restored
+    expect(output(m, "prt_v1")).toBe(""); // nothing may hide it beside w3 while w0 stays
+    expect(output(m, "prt_v3")).toBe(bigText("new", 13)); // so the newest stays too
+  });
+});
