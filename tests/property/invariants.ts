@@ -190,6 +190,8 @@ interface Tracker {
   restored: Map<string, number>;
   /** Restored part → the newest message of the history when it was restored (viewedAgain). */
   restoredAfter: Map<string, string | undefined>;
+  /** Restored parts whose pin the engine ended on a call where they had been viewed again: rules may decide them from then on, a revert of that view notwithstanding (sticky, invariant 13). */
+  released: Set<string>;
   decidedEver: Set<Part>;
 }
 
@@ -215,7 +217,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
   const trackers = new Map<string, Tracker>();
   const trackerOf = (sid: string) => {
     let t = trackers.get(sid);
-    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), restoredAfter: new Map(), decidedEver: new Set() }));
+    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), restoredAfter: new Map(), released: new Set(), decidedEver: new Set() }));
     return t;
   };
   const rawJson = new Map<Part, string>();
@@ -294,12 +296,13 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
     // Protection and pins hold for every decision this call added.
     const prot = protection!(slice);
     const protectedIds = new Set([...prot].map((p) => p.id));
+    for (const id of tr.restored.keys())
+      if (!tr.released.has(id) && state.pinned?.[id] === undefined && viewedAgain(slice, tr.restoredAfter.get(id), partById(slice, id))) tr.released.add(id);
     for (const [id, slot, rule] of added) {
       const action = actionOf.get(rule) ?? rule;
       stats.byAction[action] = (stats.byAction[action] ?? 0) + 1;
       if (protectedIds.has(id) && !overrides.has(rule)) fail(`protect ${id}`, `${where}: rule ${rule} decided ${slot} of protected part ${id}`);
-      const again = tr.restored.has(id) && state.pinned?.[id] === undefined && viewedAgain(slice, tr.restoredAfter.get(id), partById(slice, id));
-      if (tr.restored.has(id) && !again && !(SKIP.has("pinned-collapse") && action === "collapse-code-blocks")) fail(`pinned ${id}`, `${where}: rule ${rule} decided ${slot} of part ${id}, restored at call ${tr.restored.get(id)}`);
+      if (tr.restored.has(id) && !tr.released.has(id) && !(SKIP.has("pinned-collapse") && action === "collapse-code-blocks")) fail(`pinned ${id}`, `${where}: rule ${rule} decided ${slot} of part ${id}, restored at call ${tr.restored.get(id)}`);
     }
 
     // The one message the plugin adds: the prune tool's instructions, a user message after another message.
@@ -497,6 +500,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       for (const x of [id, ...back.newer]) {
         trackerOf(mainSid).restored.set(x, k);
         trackerOf(mainSid).restoredAfter.set(x, lastId);
+        trackerOf(mainSid).released.delete(x);
       }
       stats.restored++;
     }
@@ -509,7 +513,10 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       const back = a.restoreReport(mainSid, id);
       if (!back.restored) fail(`restore ${id}`, `${label}: restore(${id}) returned false for a decided part`);
       b?.restore(mainSid, id);
-      for (const x of [id, ...back.newer]) trackerOf(mainSid).restored.set(x, calls.length);
+      for (const x of [id, ...back.newer]) {
+        trackerOf(mainSid).restored.set(x, calls.length);
+        trackerOf(mainSid).released.delete(x);
+      }
     }
     stats.restored += ids.length;
     const last = calls[calls.length - 1];
