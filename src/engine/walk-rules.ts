@@ -6,8 +6,8 @@ import { mergeSorted, sleeping } from "./sleepers.js";
 import { candidateFor } from "./verdicts.js";
 
 // age, reduce: each rule walks the parts its static conditions admitted. A part leaves the list
-// for good once it can never change again: its slot decided (decisions are sticky; a restored
-// part is pinned), its patch not worth it (the verdict is cached), or protected for good. What
+// for good once it can never change again: its slot decided (decisions are sticky; a restore
+// rebuilds the lists, pruner.ts restoreReport), its patch not worth it (the verdict is cached), or protected for good. What
 // stays is what waits for time (age) or for its batch to commit, so a call costs little more
 // than the parts that are new.
 // A candidate whose time-dependent condition is false sleeps until the clocks reach what it

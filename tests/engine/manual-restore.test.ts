@@ -179,16 +179,57 @@ describe("a restore lasts until the thing is viewed again", () => {
     }
     replay(more.slice(h.length), (m) => p.transform([...structuredClone(h), ...m]));
     expect(p.state(SID).pinned).toEqual({});
-    // the stale views wait for the commit policy like any other prune of the cached prefix: here,
-    // until the cache expires, when everything pending goes at once
-    const waiting = structuredClone(more);
-    p.transform(waiting);
-    for (const [id, v] of [["prt_r1", "calc v1"], ["prt_r2", "calc v2"], ["prt_r3", "calc v3"], ["prt_r4", "calc v4"]]) expect(outputOf(waiting, id)).toBe(bigText(v, 120));
-    const last = [...structuredClone(more), user("t13")];
-    p.transform(last, { now: Date.now() + 2 * HOUR });
-    for (const id of ["prt_r1", "prt_r2", "prt_r3"]) expect(outputOf(last, id)).toMatch(/^read\(.*→ /);
-    expect(outputOf(last, "prt_r4")).toBe(bigText("calc v4", 120));
+    // the stale views go as any prune of the cached prefix does under the commit policy: here at
+    // once (minTokens 0), the restored read under its own supersede again
+    const next = structuredClone(more);
+    p.transform(next);
+    for (const id of ["prt_r1", "prt_r2", "prt_r3"]) expect(outputOf(next, id)).toMatch(/^read\(.*→ /);
+    expect(outputOf(next, "prt_r4")).toBe(bigText("calc v4", 120));
+    expect(p.explain(SID).find((e) => e.partId === "prt_r1" && e.slot === "output")?.rule).toBe("identical-call");
     expect(p.state(SID).pinned).toEqual({});
+  });
+
+  it("the stale views wait for the batch like any other prune of the cached prefix, and go at once when the cache expires", () => {
+    const p = createPruner({ config: { commit: { minTokens: 1_000_000 }, tool: false } });
+    const h = reads();
+    replay(h, (m) => p.transform(m));
+    const expired = [...structuredClone(h), user("t12")];
+    p.transform(expired, { now: Date.now() + 2 * HOUR });
+    expect(outputOf(expired, "prt_r1")).toMatch(/→ /);
+    const upTo = [...h, user("t12")];
+    p.restore(SID, "prt_r1", "user", upTo);
+    const more = [...upTo, assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v4", 120), id: "prt_r4" }]), assistant([], "done")];
+    const at = Date.now() + 2 * HOUR + 60_000;
+    replay(more.slice(upTo.length), (m) => p.transform([...structuredClone(upTo), ...m], { now: at }));
+    expect(p.state(SID).pinned).toEqual({});
+    const waiting = structuredClone(more);
+    p.transform(waiting, { now: at + 1000 });
+    expect(outputOf(waiting, "prt_r1")).toBe(bigText("calc v1", 120));
+    expect(outputOf(waiting, "prt_r4")).toBe(bigText("calc v4", 120));
+    const last = [...structuredClone(more), user("t13")];
+    p.transform(last, { now: at + 2 * HOUR });
+    expect(outputOf(last, "prt_r1")).toMatch(/^read\(.*→ /);
+    expect(outputOf(last, "prt_r4")).toBe(bigText("calc v4", 120));
+  });
+
+  it("once the pin ends, a live process prunes the restored part as a new process from the state file does", () => {
+    // presets.test.ts (seed 1195459112): the live process had dropped the restored part's
+    // supersede for good while it was pinned, so it kept the part in full where a restart pruned it
+    const dir = `${process.env.TMPDIR ?? "/tmp"}/acp-revive-${process.pid}-${Date.now()}`;
+    const config = { commit: { minTokens: 0 }, tool: false };
+    const h = reads();
+    const live = createPruner({ config, stateDir: dir });
+    replay(h, (m) => live.transform(m));
+    live.restore(SID, "prt_r1", "user", h);
+    live.transform(structuredClone(h)); // the pin holds: sent in full
+    const more = [...h, user("t12"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v4", 120), id: "prt_r4" }])];
+    const restarted = createPruner({ config, stateDir: dir });
+    const a = structuredClone(more);
+    const b = structuredClone(more);
+    live.transform(a);
+    restarted.transform(b);
+    expect(outputOf(a, "prt_r1")).toMatch(/→ /);
+    expect(a).toEqual(b);
   });
 
   it("a new process reads the pin from the state file and ends it the same way", () => {

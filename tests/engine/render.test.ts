@@ -92,7 +92,7 @@ describe("rendering carried-over nodes in the walk", () => {
     expect(on.map((s) => s.count > 0)).toEqual([false, true, true, false, false, true, true]);
   });
 
-  it("a part restored between calls goes out in full: the walk leaves a plan changed since the last pass to the pass", () => {
+  it("a part restored between calls goes out in full: the call after a restore rebuilds the caches and renders in full", () => {
     const hs = histories(3);
     const sid = hs[0][0].info.sessionID;
     let restored = "";
@@ -110,7 +110,9 @@ describe("rendering carried-over nodes in the walk", () => {
     };
     const on = run(true);
     expect(firstDifference(on, run(false))).toBe("");
-    expect(on[2].count).toBeGreaterThan(100);
+    // (a restore rebuilds the caches, as a process started from the state file builds them:
+    // pruner.ts restoreReport), and the walk carries nodes over again on the call after
+    expect(on.map((s) => s.count > 0)).toEqual([false, true, false, true]);
     const part = (JSON.parse(on[2].prompt) as Message[]).flatMap((m) => m.parts).find((p) => p.id === restored);
     const original = hs[2].flatMap((m) => m.parts).find((p) => p.id === restored);
     expect(part?.state?.output).toBe(original?.state?.output);
