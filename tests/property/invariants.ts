@@ -162,7 +162,10 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
     const promptTokens = () => (size ??= promptTokensOf(g));
     const use = new UseTracker();
     for (const n of g.nodes) use.see(n);
-    for (const n of g.nodes)
+    for (const n of g.nodes) {
+      // decisions are keyed by part id and address the first part with it (a later part sharing
+      // the id is never decided): whether a decision met a protected part is asked of that one
+      if (g.byId.get(n.part.id) !== n) continue;
       for (const r of rules) {
         const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), idleWorkCalls: (n) => use.idleWorkCalls(n), userNamedTurns: (n) => use.userNamedTurns(n), useTurns: (n) => use.useTurns(n), changeTurns: (n) => use.changeTurns(n), promptTokens };
         if (r.test(n, ctx)) {
@@ -170,6 +173,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
           break;
         }
       }
+    }
     return out;
   };
 }
