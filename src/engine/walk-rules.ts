@@ -7,9 +7,9 @@ import { candidateFor } from "./verdicts.js";
 
 // age, reduce: each rule walks the parts its static conditions admitted. A part leaves the list
 // for good once it can never change again: its slot decided (decisions are sticky; a restore
-// rebuilds the lists, pruner.ts restoreReport), its patch not worth it (the verdict is cached), or protected for good. What
-// stays is what waits for time (age) or for its batch to commit, so a call costs little more
-// than the parts that are new.
+// rebuilds the lists, pruner.ts restoreReport), its patch not worth it (the verdict is cached),
+// or protected for good. What stays is what waits for time (age) or for its batch to commit, so
+// a call costs little more than the parts that are new.
 // A candidate whose time-dependent condition is false sleeps until the clocks reach what it
 // waits for (wake.ts, sleepers.ts), and comes back into the list in node order: the wants, and
 // so the decisions, are the same as when every candidate is evaluated on every call.
