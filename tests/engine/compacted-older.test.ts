@@ -69,12 +69,13 @@ describe("a view the host compacted between two others", () => {
 
   it("a prune request for the newest view is refused while the first one is restored", () => {
     const h = searches(bigText("first", 40));
-    const p = createPruner({ preset: "balanced", config: { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [] } });
+    const p = createPruner({ preset: "balanced", config: { commit: { minTokens: 0, breakEven: 0 }, idsFromTokens: 0, protectedTools: [], protectedFiles: [] } });
     const first = replay(h, (m) => p.transform(m)).at(-1)!;
     expect(inFull(first, "prt_w1", bigText("first", 40))).toBe(false); // superseded
     expect(p.restore(SID, "prt_w1", "user", h)).toBe(true);
-    const w3 = p.state(SID).ids ? Object.entries(p.state(SID).ids!).find(([, part]) => part === "prt_w3")?.[0] : undefined;
-    const r = p.manual(SID, { action: "discard", targets: [w3 ?? "prt_w3"] }, h);
+    const w3 = Object.entries(p.state(SID).ids ?? {}).find(([, part]) => part === "prt_w3")?.[0];
+    expect(w3).toBeDefined(); // the id the agent sees, so the refusal is about the restored view, not an unknown id
+    const r = p.manual(SID, { action: "discard", targets: [w3!] }, h);
     expect(r.ok).toBe(false);
     expect(r.text).toMatch(/restored/);
     const m = structuredClone(h);
