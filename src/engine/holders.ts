@@ -7,7 +7,6 @@
 // made when the request comes rather than on the next call; of its reasons only untouchable's rarer
 // ones (a part id shared with an earlier part, say) are not reported here yet.
 import type { PartNode } from "../graph/graph.js";
-import { clearedByHost } from "../graph/prompt.js";
 import { inFullBeside } from "./in-full.js";
 import type { SessionRuntime } from "./session.js";
 
@@ -32,10 +31,10 @@ export interface HoldersQuery {
 }
 
 /**
- * The older views of `node` (SessionRuntime.olderViews, transitively: an older view that goes brings
- * its own older views along) that stay in full and so keep `node` in full, nearest first; [] when a
- * prune of `node` applies. An older view already pruned ends the walk there; one the host cleared
- * holds nothing itself, but the views older than it do (SessionRuntime.olderViewsPast).
+ * The older views of `node` (SessionRuntime.olderViewsPast, as settle walks them: past the host's
+ * placeholders; transitively: an older view that goes brings its own older views along) that stay
+ * in full and so keep `node` in full, nearest first; [] when a prune of `node` applies. An older
+ * view already pruned ends the walk there.
  */
 export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): Holder[] {
   const out: (Holder & { at: number })[] = [];
@@ -43,13 +42,12 @@ export function holdersOf(rt: SessionRuntime, node: PartNode, q: HoldersQuery): 
   const walk = [node];
   while (walk.length > 0) {
     const newer = walk.pop()!;
-    for (const mark of rt.olderViews.get(newer.index) ?? []) {
+    for (const mark of rt.olderViewsPast(newer.index)) {
       const o = mark.node;
       if (seen.has(o.index)) continue;
       seen.add(o.index);
       if (rt.slots[o.index]?.output) continue; // hidden already
       walk.push(o);
-      if (clearedByHost(o.part)) continue; // its placeholder is no view in full; the views older than it are
       const id = o.part.id;
       if (q.hiding(id)) continue;
       const why = inFullBeside(rt, mark, q.backedOff);

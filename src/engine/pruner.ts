@@ -219,13 +219,14 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     // pinned until the thing is viewed again after this request's newest message (pins.ts)
     const at = pinAt(history ?? rt.graph?.messages);
     for (const id of [partId, ...newer]) unprune(rt, id, at);
+    const unpruned = had || newer.length > 0;
     // the caches dropped a decided part for good (its mark, its place in the rules' lists): rebuild
     // them as a process started from the state file would, so the part is wanted again once the
     // pin ends (the live process kept it in full where a restarted one pruned it)
-    if (had || newer.length > 0) rt.stale = true;
+    if (unpruned) rt.stale = true;
     rt.dirty = true;
     persist(rt);
-    if (had || newer.length > 0) scheduleTotals(rt, true);
+    if (unpruned) scheduleTotals(rt, true);
     return { restored: had, waiting, newer, wasPinned };
   }
 
