@@ -25,6 +25,7 @@ import { applySweep, type SweepResult } from "./sweep.js";
 import { holdersOf } from "./holders.js";
 import { explainCondition, type ExplainedCondition } from "./explain.js";
 import { noteRestore } from "./regret.js";
+import { liftReverted } from "./reverted.js";
 import { isPinned, pinAt } from "./pins.js";
 import { standingOf, type StandingRule } from "./why-not.js";
 import { sessionTotals, type RuleTotals } from "./totals.js";
@@ -392,12 +393,18 @@ export function createPruner(options: PrunerOptions): AcpPruner {
    * the ids. It writes the runtime and the session state, never the copy: render comes after the
    * state is saved.
    */
-  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, policy: CommitPolicy, carried?: (i: number, part: Part) => void) {
+  function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, policy: CommitPolicy, compaction: boolean, carried?: (i: number, part: Part) => void) {
     rt.lastCall = { count: messages.length, lastId };
     rt.dirty = false;
     const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, anchor2: rt.state.sentUpTo, carried });
     const seenBefore = rt.processed;
     const rebuilt = rt.update(graph);
+    // a history that does not continue the last one may have lost the newer view a supersede stands
+    // for (a revert); not the copy the host's compaction summarises, which is the history's head only
+    if (rebuilt && !compaction && liftReverted(rt).length > 0) {
+      rt.stale = true;
+      rt.update(graph);
+    }
     if (rt.replayManual) replayManualCalls(rt, messages);
     const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;
     const taggedBefore = rt.tagged.length;
@@ -444,7 +451,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       const walkLog = new WriteLog();
       undo.unshift(() => walkLog.undo());
       const carried = incremental ? carriedRenderer(rt.view, to, walkLog) : undefined;
-      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now, policyFor(options.pressureTokens), carried);
+      const { graph, rebuilt, result, taggedBefore } = decide(rt, messages, lastId, tool, now, policyFor(options.pressureTokens), options.compaction === true, carried);
       const state = rt.state;
       const nodes = graph.nodes;
       for (const i of rt.committedNow) rt.view.changed(nodes[i]); // their render plans are made again
@@ -533,7 +540,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
         const r = ruleSet.rules.find((x) => x.id === d.rule);
         if (!r) return [];
         const ctx = rt.ctxs[r.index];
-        const byNode = d.by ? rt.graph.byId.get(d.by) : undefined;
+        // a reduce rule that follows a supersede records the superseding part too: only a supersede rule has a `by` to explain
+        const byNode = d.by && r.phase === "supersede" ? rt.graph.byId.get(d.by) : undefined;
         return [{
           id: r.id,
           description: r.spec.description,

@@ -1,6 +1,6 @@
 // A rule set compiled for the hot path: conditions → generated functions, keys → getters, each rule's
 // `when` split into a cached static part and a per-call dynamic part.
-import type { ConditionNode } from "../lang/condition.js";
+import { leaves, type ConditionNode } from "../lang/condition.js";
 import { type RuleAst, ruleAst } from "../rules/ast.js";
 import type { Condition, Phase, RuleSpec } from "../rules/types.js";
 import { PHASES } from "../rules/types.js";
@@ -26,6 +26,11 @@ export interface CompiledRule {
   /** When dynamicWhen, false on a call, can hold again (wake.ts); undefined when it reads no growing fact. */
   wake?: WakeFn;
   by?: CompiledCondition;
+  /**
+   * The `when` reads the `superseded` fact: the rule's decisions follow a supersede, and record the
+   * superseding part as theirs (Decision.by; a revert that removes it lifts them, reverted.ts).
+   */
+  followsSupersede: boolean;
   key?: CompiledKey;
   range?: { offset: string; limit: string };
   overlap?: { older: string; newer: string };
@@ -73,6 +78,7 @@ export function compileRuleSet(specs: RuleSpec[]): CompiledRuleSet {
       options: rest,
       ...split(ast.when),
       by: ast.by ? compileCondition(ast.by) : undefined,
+      followsSupersede: leaves(ast.when).some((l) => l.fact?.fact === "superseded"),
       key: ast.key ? compileKey(ast.key) : undefined,
       range,
       overlap,

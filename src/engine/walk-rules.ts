@@ -55,7 +55,7 @@ export function walkRules(call: PhaseCall): void {
           continue;
         }
         const c = candidateFor(rt, r, n);
-        if (c) call.want(n, r, c);
+        if (c) call.want(n, r, c, r.followsSupersede ? rt.marks.get(n.part.id)?.by : undefined);
         else kept--;
       }
       list.length = kept;

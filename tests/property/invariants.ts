@@ -23,7 +23,7 @@ import { OPENCODE } from "../../src/host/profile.js";
  * ACP_FUZZ_RUNS=10000). Each property takes its share.
  */
 export const TOTAL_RUNS = Math.max(1, Number(process.env.ACP_FUZZ_RUNS ?? 150));
-export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.15, garbage: 0.05, processes: 0.1 } as const;
+export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.15, garbage: 0.05, processes: 0.1, reverts: 0.1 } as const;
 export const runsFor = (k: keyof typeof SHARES) => Math.max(5, Math.round(TOTAL_RUNS * SHARES[k]));
 /** fast-check parameters; ACP_FUZZ_SEED (and ACP_FUZZ_PATH) replay a reported failure (under CI: tests/fuzz-seed.ts). */
 export const fcParams = <T = any>(numRuns: number): T => ({
@@ -109,9 +109,11 @@ export interface ReplayStats {
   byAction: Record<string, number>;
   faults: number;
   faultsCaught: number;
+  /** Decisions lifted because a revert took the newer view they stood for. */
+  lifted: number;
 }
 
-export const newStats = (): ReplayStats => ({ calls: 0, decided: 0, restored: 0, repeats: 0, restartCalls: 0, tagged: 0, tagKinds: {}, maxTagBytes: 0, bytesIn: 0, bytesOut: 0, byAction: {}, faults: 0, faultsCaught: 0 });
+export const newStats = (): ReplayStats => ({ calls: 0, decided: 0, restored: 0, repeats: 0, restartCalls: 0, tagged: 0, tagKinds: {}, maxTagBytes: 0, bytesIn: 0, bytesOut: 0, byAction: {}, faults: 0, faultsCaught: 0, lifted: 0 });
 
 const DROPPED = "<dropped>";
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
@@ -187,6 +189,16 @@ function decisionSigs(state: SessionState): Map<string, string> {
   return out;
 }
 
+/** Parts of `history` with a decision whose superseding part (Decision.by) is not in it. */
+export function revertedDecisions(state: SessionState, history: Message[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of history) for (const p of Array.isArray(m?.parts) ? m.parts : []) if (typeof p?.id === "string") ids.add(p.id);
+  const out = new Set<string>();
+  for (const [id, slots] of Object.entries(state.decisions))
+    if (ids.has(id) && Object.values(slots ?? {}).some((d) => d?.by !== undefined && !ids.has(d.by))) out.add(id);
+  return out;
+}
+
 interface Tracker {
   /** First rendering of each decided raw part, with the decision signature it had then. */
   rendered: Map<Part, { json: string; sig: string; call: number }>;
@@ -249,6 +261,8 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
     const toRaw = new Map<object, Part>();
     input.forEach((m, mi) => m.parts.forEach((p, pi) => toRaw.set(p, slice[mi].parts[pi])));
     const before = sid ? decisionSigs(a.state(sid)) : new Map<string, string>();
+    // decisions that stand for a newer view this history no longer has (a revert): they go (src/engine/reverted.ts)
+    const lifted = sid ? revertedDecisions(a.state(sid), slice) : new Set<string>();
     sink.take();
     stats.calls++;
     const faulty = setup.inject !== undefined && setup.inject.at % calls.length === k && !final;
@@ -296,6 +310,11 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       tagOfPart.set(partId, t);
     }
     if (!tool && Object.keys(state.ids ?? {}).length) fail("ids-off", `${where}: ids assigned with the prune tool off`);
+
+    // No decision stands for a newer view the history no longer has (a revert took it: the part is the newest view again).
+    for (const id of revertedDecisions(state, slice))
+      fail(`reverted ${id}`, `${where}: part ${id} keeps a decision that stands for ${Object.values(state.decisions[id] ?? {}).map((d) => d?.by).join(", ")}, which this history no longer has`);
+    for (const id of lifted) if (!state.decisions[id]) stats.lifted++;
 
     // Protection and pins hold for every decision this call added.
     const prot = protection!(slice);
@@ -413,7 +432,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
             fail(`sticky ${id}`, `${where}: ${pname}: decided (${sig}) and rendered at call ${first.call} as ${clip(first.json)}, now ${clip(rendered)}`);
           if (!first || first.sig !== sig) tr.rendered.set(r, { json: rendered, sig, call: k });
         } else {
-          if (tr.rendered.has(r) && !(id !== undefined && tr.restored.has(id))) fail(`reappear ${id}`, `${where}: ${pname}: pruned at call ${tr.rendered.get(r)!.call}, its decision is gone without a restore`);
+          if (tr.rendered.has(r) && !(id !== undefined && (tr.restored.has(id) || lifted.has(id)))) fail(`reappear ${id}`, `${where}: ${pname}: pruned at call ${tr.rendered.get(r)!.call}, its decision is gone without a restore or a revert of the view it stood for`);
           tr.rendered.delete(r);
           if (untagged !== expected) fail(`undecided ${id}`, `${where}: ${pname}: changed without a decision: ${clip(expected)} → ${clip(untagged)}`);
         }
