@@ -15,6 +15,7 @@ import { PruneNotifier } from "./notify.js";
 import { chooseLimit, compactionPressure, lastUsage, modelLimit, type ModelLimit } from "./budget.js";
 import { beforeFailing, commandHandled, handledMessage, NoticeWatch } from "./handled.js";
 import { LiveSetup } from "./live-config.js";
+import { undoGuard } from "./undo.js";
 
 /** Problems listed in the notice; a broken folder of rule files can hold thousands. */
 const NOTICE_PROBLEMS = 20;
@@ -171,6 +172,17 @@ const AcpPlugin: Plugin = async (input) => {
   // Internal agents (title, compaction) get no system-prompt addition.
   const compacting = new Set<string>();
 
+  // /undo and /redo step over our notices to the user's own messages (undo.ts)
+  const undo = undoGuard({
+    messages: (sessionID) => history(sessionID),
+    revert: async (sessionID, messageID) => void (await client.session.revert({ path: { id: sessionID }, body: { messageID } })),
+    unrevert: async (sessionID) => void (await client.session.unrevert({ path: { id: sessionID } })),
+    setPrompt: async (text) => {
+      await client.tui.clearPrompt();
+      if (text) await client.tui.appendPrompt({ body: { text } });
+    },
+  });
+
   return {
     tool: (toolOn ? { [PRUNE_TOOL_NAME]: pruneTool(() => pruner, history) } : {}) as Record<string, any>,
 
@@ -182,6 +194,7 @@ const AcpPlugin: Plugin = async (input) => {
     event: async ({ event }: { event: any }) => {
       try {
         if (event?.type === "message.part.updated") notices.seen(event.properties?.part);
+        if (event?.type === "session.updated") return await undo.updated(event.properties?.info);
         const sessionID: string | undefined = event?.properties?.sessionID;
         if (!sessionID) return;
         if (event.type === "session.idle") await onIdle(sessionID);
@@ -189,6 +202,7 @@ const AcpPlugin: Plugin = async (input) => {
         else if (event.type === "session.deleted") {
           notifier.forget(sessionID);
           lastUserOf.delete(sessionID);
+          undo.forget(sessionID);
         }
       } catch (e) {
         log.error("event", e);

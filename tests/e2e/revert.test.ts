@@ -1,8 +1,10 @@
-// A revert in the real host (what the TUI's /undo calls: POST /session/{id}/revert with the user
-// message to go back to). Turn 1 reads notes.txt; turn 2 edits it and reads it again, which
-// supersedes the first read; the user undoes turn 2 and asks again. The host removes turn 2 from
-// the history (and restores the file): the first read is the agent's only view of the file again,
-// so the next request sends it in full, not a note naming a later read the agent no longer has.
+// A revert in the real host, as the TUI's /undo makes it: POST /session/{id}/revert with the last
+// user message. Turn 1 reads notes.txt; turn 2 edits it and reads it again, which supersedes the
+// first read, and the plugin posts its prune notice, an ignored user message, after the turn.
+//   - The TUI's /undo picks that notice; the plugin moves the revert on to turn 2's own message.
+//   - The host removes turn 2 from the history (and restores the file): the first read is the
+//     agent's only view of the file again, so the next request sends it in full, not a note naming
+//     a later read the agent no longer has.
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,20 +59,30 @@ describe("a revert (/undo) in the real host", () => {
     expect(toolResult(last, "call_r1")).not.toContain(SECRET);
   }, RUN_TIMEOUT * 2);
 
-  it("after the undo of turn 2, the first read is sent in full", async () => {
+  it("the TUI's /undo (the last user message) lands on turn 2, not the plugin's notice, and the first read is sent in full", async () => {
     expect(sessionID).toBeDefined();
     const res = await fetch(`${server.url}/session/${sessionID}/message`);
     expect(res.ok).toBe(true);
-    const messages = (await res.json()) as { info: { id: string; role: string }; parts: { type: string; text?: string }[] }[];
-    // (the plugin's turn notice is a user message too: the one to go back to is the prompt of turn 2)
+    const messages = (await res.json()) as { info: { id: string; role: string }; parts: { type: string; text?: string; ignored?: boolean }[] }[];
     const turn2 = messages.find((m) => m.info.role === "user" && m.parts.some((p) => p.type === "text" && p.text?.startsWith("Change line two")));
     expect(turn2).toBeDefined();
+    // what the TUI's /undo picks: the last user message, which is the plugin's prune notice
+    const last = messages.filter((m) => m.info.role === "user").at(-1)!;
+    expect(last.parts.every((p) => p.type === "text" && p.ignored)).toBe(true);
     const undo = await fetch(`${server.url}/session/${sessionID}/revert`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ messageID: turn2!.info.id }),
+      body: JSON.stringify({ messageID: last.info.id }),
     });
     expect(undo.ok, await undo.clone().text()).toBe(true);
+    // the plugin moves the revert on to the user's own message (src/host/undo.ts), as a second /undo would
+    let revertedTo: string | undefined;
+    for (let i = 0; i < 50 && revertedTo !== turn2!.info.id; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      revertedTo = ((await (await fetch(`${server.url}/session/${sessionID}`)).json()) as { revert?: { messageID?: string } }).revert?.messageID;
+    }
+    expect(revertedTo).toBe(turn2!.info.id);
+    expect(fs.readFileSync(path.join(ws.projectDir, "notes.txt"), "utf8")).toBe(NOTES); // the host restored the file
 
     let seen: RecordedRequest | undefined;
     ws.model.enqueue((req) => {
