@@ -31,7 +31,6 @@ export function liftReverted(rt: SessionRuntime): string[] {
     delete state.decisions[id];
     touch(state, id);
   }
-  if (process.env.ACP_COUNT_LIFT) process.stderr.write(`LIFT ${lifted.size}\n`);
   return [...lifted];
 }
 
