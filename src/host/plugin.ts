@@ -195,8 +195,9 @@ const AcpPlugin: Plugin = async (input) => {
       try {
         if (event?.type === "message.part.updated") notices.seen(event.properties?.part);
         if (event?.type === "session.updated") return await undo.updated(event.properties?.info);
-        const sessionID: string | undefined = event?.properties?.sessionID;
-        if (!sessionID) return;
+        // session.idle names the session; session.deleted carries it whole (info)
+        const sessionID: string | undefined = event?.properties?.sessionID ?? event?.properties?.info?.id;
+        if (typeof sessionID !== "string" || !sessionID) return;
         if (event.type === "session.idle") await onIdle(sessionID);
         else if (event.type === "session.compacted") compacting.delete(sessionID);
         else if (event.type === "session.deleted") {
