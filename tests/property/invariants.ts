@@ -9,7 +9,7 @@ import { compileCondition } from "../../src/engine/compile.js";
 import { isIntroMessage } from "../../src/engine/intro.js";
 import type { FactContext } from "../../src/engine/facts.js";
 import { promptTokensOf } from "../../src/engine/prompt-size.js";
-import type { SessionState } from "../../src/engine/state.js";
+import { decisionsOf, type SessionState } from "../../src/engine/state.js";
 import { stateFile, stateFiles } from "../../src/store/state-files.js";
 import { buildGraph } from "../../src/graph/graph.js";
 import { UseTracker } from "../../src/engine/use.js";
@@ -189,13 +189,20 @@ function decisionSigs(state: SessionState): Map<string, string> {
   return out;
 }
 
-/** Parts of `history` with a decision whose superseding part (Decision.by) is not in it. */
+/**
+ * Parts of `history` with a decision whose superseding part (Decision.by) is not in it. A decision
+ * belongs to the first part with its id, of its type and tool call (decisionsOf): a later part, or
+ * one of another kind that shares the id, is not the decided part.
+ */
 export function revertedDecisions(state: SessionState, history: Message[]): Set<string> {
-  const ids = new Set<string>();
-  for (const m of history) for (const p of Array.isArray(m?.parts) ? m.parts : []) if (typeof p?.id === "string") ids.add(p.id);
+  const first = new Map<string, Part>();
+  for (const m of history) for (const p of Array.isArray(m?.parts) ? m.parts : []) if (typeof p?.id === "string" && !first.has(p.id)) first.set(p.id, p);
   const out = new Set<string>();
-  for (const [id, slots] of Object.entries(state.decisions))
-    if (ids.has(id) && Object.values(slots ?? {}).some((d) => d?.by !== undefined && !ids.has(d.by))) out.add(id);
+  for (const [id, slots] of Object.entries(state.decisions)) {
+    const part = first.get(id);
+    if (!part || typeof part.type !== "string" || !decisionsOf(state.decisions, part as { id: string; type: string; callID?: string })) continue;
+    if (Object.values(slots ?? {}).some((d) => d?.by !== undefined && !first.has(d.by))) out.add(id);
+  }
   return out;
 }
 
@@ -209,6 +216,10 @@ interface Tracker {
   /** Restored parts whose pin the engine ended on a call where they had been viewed again: rules may decide them from then on, a revert of that view notwithstanding (sticky, invariant 13). */
   released: Set<string>;
   decidedEver: Set<Part>;
+  /** Parts (raw) that some call's history held so far. */
+  seen: WeakSet<Part>;
+  /** Parts (raw) that came with a decision already made for another part with their id (see runCall). */
+  inherited: WeakSet<Part>;
 }
 
 /**
@@ -233,7 +244,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
   const trackers = new Map<string, Tracker>();
   const trackerOf = (sid: string) => {
     let t = trackers.get(sid);
-    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), restoredAfter: new Map(), released: new Set(), decidedEver: new Set() }));
+    if (!t) trackers.set(sid, (t = { rendered: new Map(), tags: new Map(), restored: new Map(), restoredAfter: new Map(), released: new Set(), decidedEver: new Set(), seen: new WeakSet(), inherited: new WeakSet() }));
     return t;
   };
   const rawJson = new Map<Part, string>();
@@ -263,6 +274,13 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
     const before = sid ? decisionSigs(a.state(sid)) : new Map<string, string>();
     // decisions that stand for a newer view this history no longer has (a revert): they go (src/engine/reverted.ts)
     const lifted = sid ? revertedDecisions(a.state(sid), slice) : new Set<string>();
+    // parts new to this call whose id already has a decision: it was made for another part with that
+    // id (a history that repeats an id, which OpenCode's never do, of a part a revert took)
+    if (sid) {
+      const had = a.state(sid).decisions;
+      const t = trackerOf(sid);
+      for (const m of slice) for (const p of Array.isArray(m?.parts) ? m.parts : []) if (p && typeof p === "object" && typeof p.id === "string" && !t.seen.has(p) && had[p.id]) t.inherited.add(p);
+    }
     sink.take();
     stats.calls++;
     const faulty = setup.inject !== undefined && setup.inject.at % calls.length === k && !final;
@@ -359,6 +377,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
       }
       for (const r of rm.parts) {
         if (!r || typeof r !== "object") continue;
+        tr.seen.add(r);
         const o = present.get(r);
         const rj = jsonOf(r);
         const rendered = o ? JSON.stringify(o) : DROPPED;
@@ -443,7 +462,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
           if (!fencesOnly) fail(`user ${id}`, `${where}: ${pname}: user text ${clip(rj)} became ${clip(rendered)} (decision ${d?.rule ?? "none"})`);
         }
         // the current turn's reasoning is byte-identical
-        if (r.type === "reasoning" && mi > lastUser && rendered !== rj) fail(`reasoning ${id}`, `${where}: ${pname}: current-turn reasoning became ${clip(rendered)}`);
+        if (r.type === "reasoning" && mi > lastUser && rendered !== rj && !tr.inherited.has(r)) fail(`reasoning ${id}`, `${where}: ${pname}: current-turn reasoning became ${clip(rendered)}`);
         if (!o) continue;
         // every tool call keeps its call and its result
         if (r.type === "tool" && isObject(r.state)) {
