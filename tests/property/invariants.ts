@@ -169,7 +169,7 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
       // the id is never decided): whether a decision met a protected part is asked of that one
       if (g.byId.get(n.part.id) !== n) continue;
       for (const r of rules) {
-        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), idleWorkCalls: (n) => use.idleWorkCalls(n), userNamedTurns: (n) => use.userNamedTurns(n), useTurns: (n) => use.useTurns(n), changeTurns: (n) => use.changeTurns(n), promptTokens };
+        const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: (n) => use.idleTurns(n), idleCalls: (n) => use.idleCalls(n), idleWorkCalls: (n) => use.idleWorkCalls(n), userNamedTurns: (n) => use.userNamedTurns(n), useTurns: (n) => use.useTurns(n), changeTurns: (n) => use.changeTurns(n), promptTokens, hostDrops: (n) => OPENCODE.dropsAtNextTurn(n.part) };
         if (r.test(n, ctx)) {
           out.add(n.part);
           break;
