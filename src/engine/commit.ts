@@ -19,7 +19,9 @@ export function commit(call: PhaseCall): Omit<CallResult, "rebuilt" | "walked"> 
   const active = call.wanted;
   const expired = !plain && cacheExpired(state, policy, call.now, sentIdx);
   if (expired) state.cachedSince = state.calls;
-  const freeFrom = plain ? Infinity : expired ? 0 : reasoningBreak(rt, sentIdx, call.providerLastUser);
+  // where the prompt changes anyway: the cache expired, the provider drops earlier reasoning, or a
+  // lifted decision shows a part in full again
+  const freeFrom = plain ? Infinity : expired ? 0 : Math.min(reasoningBreak(rt, sentIdx, call.providerLastUser), rt.changedFrom);
   const pressure = policy.pressureTokens > 0 && call.promptTokens >= policy.pressureTokens;
   // The wants parked for want of a break-even stay out of settle only while their bound holds
   // (parked.ts RepayBound); otherwise they are woken and decided in their place, as evaluated.

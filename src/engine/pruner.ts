@@ -399,11 +399,15 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, anchor2: rt.state.sentUpTo, carried });
     const seenBefore = rt.processed;
     const rebuilt = rt.update(graph);
+    rt.changedFrom = Infinity;
     // a history that does not continue the last one may have lost the newer view a supersede stands
     // for (a revert); not the copy the host's compaction summarises, which is the history's head only
-    if (rebuilt && !compaction && liftReverted(rt).length > 0) {
+    const lifted = rebuilt && !compaction ? liftReverted(rt) : [];
+    if (lifted.length > 0) {
       rt.stale = true;
       rt.update(graph);
+      // the lifted parts are sent in full again: the cache breaks at the first of them
+      for (const id of lifted) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
     }
     if (rt.replayManual) replayManualCalls(rt, messages);
     const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;

@@ -163,6 +163,11 @@ export class SessionRuntime {
   decidedNow = new DecidedNow();
   /** Node indexes whose decisions this call committed (rendered after the phases). */
   committedNow: number[] = [];
+  /**
+   * The first node this call shows differently from the last request for a reason of its own (a
+   * decision lifted after a revert, reverted.ts): the cached prefix breaks there anyway (commit.ts).
+   */
+  changedFrom = Infinity;
   /** Node indexes restored since the last call: their messages' tags are recomputed. */
   touched: number[] = [];
   /**

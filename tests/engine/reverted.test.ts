@@ -83,6 +83,30 @@ describe("a revert removes the view a supersede stands for", () => {
     expect(output(restarted, "prt_r1")).toBe(bigText("calc v1", 120));
   });
 
+  it("the lift breaks the cached prefix at the lifted part: what waits behind it goes in the same call", () => {
+    // turn 1 reads a.ts and c.ts; turns 2-6 talk; turn 7 reads a.ts again and names c.ts, and the
+    // cache expires: the first read of a.ts is superseded (c.ts is in use). Turn 7 is undone: c.ts
+    // is 6 turns idle, so stale-read wants it (and the lifted read), and nothing batches them
+    const t0 = Date.now();
+    const readOf = (file: string, v: string, id: string) => assistant([{ tool: "read", input: { filePath: file }, output: bigText(v, 120), id }]);
+    const turn1 = [user("read a.ts and c.ts"), readOf("/w/src/a.ts", "a v1", "prt_a1"), readOf("/w/src/c.ts", "c v1", "prt_c1"), assistant([], "read both")];
+    const chatter: Message[] = [];
+    for (let i = 2; i <= 6; i++) chatter.push(user(`question ${i}`), assistant([], `answer ${i}`));
+    const full = [...turn1, ...chatter, user("look at a.ts again"), readOf("/w/src/a.ts", "a v2", "prt_a2"), assistant([], "a.ts changed; c.ts looks fine"), user("thanks")];
+    const p = createPruner({ config: { commit: { minTokens: 1e9, breakEven: 0 } } });
+    replay(full.slice(0, -1), (m) => p.transform(m, { now: t0 }));
+    const before = structuredClone(full);
+    p.transform(before, { now: t0 + 2 * HOUR });
+    expect(output(before, "prt_a1")).toMatch(/superseded by a later read/);
+    expect(output(before, "prt_c1")).toBe(bigText("c v1", 120));
+    const after = [...structuredClone([...turn1, ...chatter]), user("something else")];
+    p.transform(after, { now: t0 + 2 * HOUR + 60_000 });
+    // both are idle reads now, and the prompt changes at a.ts anyway: they go together, nothing waits
+    expect(output(after, "prt_a1")).toMatch(/output cleared/);
+    expect(output(after, "prt_c1")).toMatch(/output cleared/);
+    expect(p.state(SID).waiting).toBeUndefined();
+  });
+
   it("the copy the host's compaction summarises (the history's head) lifts nothing", () => {
     const { full } = session(read("calc v2", "prt_r2"));
     const p = createPruner({ config: { commit: { minTokens: 0 } } });

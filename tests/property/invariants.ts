@@ -23,7 +23,7 @@ import { OPENCODE } from "../../src/host/profile.js";
  * ACP_FUZZ_RUNS=10000). Each property takes its share.
  */
 export const TOTAL_RUNS = Math.max(1, Number(process.env.ACP_FUZZ_RUNS ?? 150));
-export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.15, garbage: 0.05, processes: 0.1, reverts: 0.1 } as const;
+export const SHARES = { presets: 0.4, rules: 0.3, faults: 0.15, garbage: 0.05, processes: 0.1, reverts: 0.2 } as const;
 export const runsFor = (k: keyof typeof SHARES) => Math.max(5, Math.round(TOTAL_RUNS * SHARES[k]));
 /** fast-check parameters; ACP_FUZZ_SEED (and ACP_FUZZ_PATH) replay a reported failure (under CI: tests/fuzz-seed.ts). */
 export const fcParams = <T = any>(numRuns: number): T => ({

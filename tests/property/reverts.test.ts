@@ -19,6 +19,9 @@ import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, tim
 const PRESETS = ["compact", "balanced", "verbose"];
 /** Every decision applies at once, so the supersede is sent before the revert. */
 const EAGER: Partial<AcpConfig> = { commit: { minTokens: 0, breakEven: 0 }, protectedTools: [], protectedFiles: [], idsFromTokens: 0 };
+/** Prunes of the sent prefix wait for a batch: after the revert some still wait, behind a lifted part or not (commit.ts changedFrom). */
+const BATCHED: Partial<AcpConfig> = { ...EAGER, commit: { minTokens: 3000, breakEven: 0 } };
+const CONFIGS = [EAGER, BATCHED];
 
 const isTurnStart = (m: Message) => m.info?.role === "user" && m.parts.some((p) => p && !(p.type === "text" && p.ignored));
 
@@ -54,15 +57,16 @@ export function aimedReverts(messages: Message[], preset: string): NonNullable<S
 
 const sink = new ErrorSink();
 const root = mkdtempSync(join(TMP, "acp-prop-reverts-"));
-const pools = new Map<number, { dir: string; a: PrunerPool; bDir: string; b: PrunerPool }>();
-function lanes(p: number) {
-  let l = pools.get(p);
+const pools = new Map<string, { dir: string; a: PrunerPool; bDir: string; b: PrunerPool }>();
+function lanes(p: number, c: number) {
+  const key = `${p}-${c}`;
+  let l = pools.get(key);
   if (!l) {
-    const make = (stateDir: string) => (): AcpPruner => createPruner({ preset: PRESETS[p], config: EAGER, stateDir, onError: sink.onError });
-    const dir = join(root, `${p}`);
-    const bDir = join(root, `${p}-restart`);
+    const make = (stateDir: string) => (): AcpPruner => createPruner({ preset: PRESETS[p], config: CONFIGS[c], stateDir, onError: sink.onError });
+    const dir = join(root, key);
+    const bDir = join(root, `${key}-restart`);
     mkdirSync(bDir, { recursive: true });
-    pools.set(p, (l = { dir, a: new PrunerPool(make(dir)), bDir, b: new PrunerPool(make(bDir)) }));
+    pools.set(key, (l = { dir, a: new PrunerPool(make(dir)), bDir, b: new PrunerPool(make(bDir)) }));
   }
   return l;
 }
@@ -76,17 +80,17 @@ afterAll(() => {
 });
 
 describe("reverts of the view a decision stands for", () => {
-  test.prop([fc.nat(PRESETS.length - 1), sessionSpecArb(flagsFromEnv()), fc.nat(), scheduleArb], fcParams(RUNS))(
+  test.prop([fc.nat(PRESETS.length - 1), fc.nat(CONFIGS.length - 1), sessionSpecArb(flagsFromEnv()), fc.nat(), scheduleArb], fcParams(RUNS))(
     "replayed call by call, every invariant holds on every call, and the decision is lifted",
-    (p, spec, pick, schedule) => {
+    (p, c, spec, pick, schedule) => {
       const messages = buildSession(spec);
       const reverts = aimedReverts(messages, PRESETS[p]);
       if (reverts.length === 0) return;
       aimed++;
-      const l = lanes(p);
+      const l = lanes(p, c);
       // the aimed revert, without a compaction cut (it could cut the reverted part off first)
       const s: ScheduleSpec = { ...schedule, compact: undefined, revert: reverts[pick % reverts.length] };
-      const violations = replayAndCheck(messages, s, { label: `${PRESETS[p]}/reverts`, pruner: l.a.get(), stateDir: l.dir, restart: { make: () => l.b.get(), dir: l.bDir }, sink }, stats);
+      const violations = replayAndCheck(messages, s, { label: `${PRESETS[p]}/c${c}/reverts`, pruner: l.a.get(), stateDir: l.dir, restart: { make: () => l.b.get(), dir: l.bDir }, sink }, stats);
       expect(violations, violations.join("\n")).toEqual([]);
     },
     timeoutFor(RUNS, 60),
