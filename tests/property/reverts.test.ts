@@ -93,7 +93,7 @@ describe("reverts of the view a decision stands for", () => {
       const violations = replayAndCheck(messages, s, { label: `${PRESETS[p]}/c${c}/reverts`, pruner: l.a.get(), stateDir: l.dir, restart: { make: () => l.b.get(), dir: l.bDir }, sink }, stats);
       expect(violations, violations.join("\n")).toEqual([]);
     },
-    timeoutFor(RUNS, 60),
+    timeoutFor(RUNS, 150) // a probe replay, then the checked one,
   );
 
   it("the replays were not vacuous: reverts were aimed, and decisions lifted", () => {
