@@ -42,6 +42,7 @@ export function undoGuard(host: UndoHost) {
       const messages = await host.messages(sessionID);
       const at = messages.findIndex((m) => m?.info?.id === target);
       if (at < 0 || !noticeOnly(messages[at])) return;
+      // message ids ascend in time (the TUI compares them the same way)
       if (before !== undefined && target > before) {
         // /redo onto a notice: on to the next message the user sent, or past the last
         const next = messages.slice(at + 1).find(sent);
