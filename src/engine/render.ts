@@ -342,6 +342,12 @@ export const isDropped = (slots: DecisionSlots | undefined) => slots?.output?.pa
  * gets, by part id, the committed decisions of the state record and the tag suffixes `rs` holds
  * for the runtime's graph, and is rendered in place by the same pass.
  */
+/** The node of `graph` for a part that shares its id with an earlier one: the same id, type and message. */
+function repeatedIn(graph: Graph, n: PartNode): PartNode | undefined {
+  const message = n.message.info?.id;
+  return graph.nodes.find((r) => r !== graph.byId.get(r.part.id) && r.part.id === n.part.id && r.part.type === n.part.type && r.message.info?.id === message);
+}
+
 export function renderRepeat(copy: Graph, decisions: Record<string, DecisionSlots>, runtime: Graph | undefined, rs: RenderState, to: RenderTarget): void {
   const views = new RenderState();
   const slots: (DecisionSlots | undefined)[] = [];
@@ -356,8 +362,10 @@ export function renderRepeat(copy: Graph, decisions: Record<string, DecisionSlot
       if (slots[n.index] !== undefined) views.of(n);
       continue;
     }
-    const own = runtime?.byId.get(n.part.id);
-    const suffix = to.tags && first && own !== undefined && own.part.type === n.part.type ? rs.views[own.index]?.suffix : undefined;
+    // the runtime's node for the part: by its id, or, for a part that repeats an earlier part's id
+    // (it may carry the tags of reasoning before it), by its message too
+    const own = runtime === undefined ? undefined : first ? runtime.byId.get(n.part.id) : repeatedIn(runtime, n);
+    const suffix = to.tags && own !== undefined && own.part.type === n.part.type ? rs.views[own.index]?.suffix : undefined;
     const v = slots[n.index] !== undefined || suffix !== undefined || n.message.info?.role === "assistant" ? views.of(n) : undefined;
     if (v === undefined) continue;
     v.suffix = suffix;

@@ -157,6 +157,30 @@ describe("duplicate part ids and id tags (presets.test.ts strict, seed 196815794
   });
 });
 
+describe("duplicate part ids and carried reasoning tags (presets.test.ts, seed 491568830: dupParts)", () => {
+  // A text part shares its id with an earlier message's reasoning, and carries the id tag of the
+  // reasoning before it in its own message. A transform of the same history again (renderRepeat)
+  // took tags only for the first part with an id: it stripped the carried tag and left the newline.
+  const text = "y".repeat(500);
+  const reasoning = (id: string, msg: string) => ({ id, sessionID: sid, messageID: msg, type: "reasoning", text: "thinking ".repeat(60), metadata: { anthropic: { signature: "sig" } }, time: { start: 1, end: 2 } }) as Part;
+  const history = (): Message[] => [
+    { info: { id: "msg_1", sessionID: sid, role: "user" }, parts: [{ id: "prt_u1", sessionID: sid, messageID: "msg_1", type: "text", text: "go" }] },
+    { info: { id: "msg_2", sessionID: sid, role: "assistant" }, parts: [reasoning("prt_same", "msg_2"), { id: "prt_t2", sessionID: sid, messageID: "msg_2", type: "text", text: "first" }] },
+    { info: { id: "msg_3", sessionID: sid, role: "assistant" }, parts: [reasoning("prt_r3", "msg_3"), { id: "prt_same", sessionID: sid, messageID: "msg_3", type: "text", text }] },
+  ];
+
+  it("a repeated transform keeps the carried tag on a part that shares an earlier part's id", () => {
+    const p = createPruner({ preset: "balanced", config: { idsFromTokens: 0 } });
+    const out = history();
+    p.transform(out);
+    const carried = String(out[2].parts[1].text);
+    expect(carried).toMatch(/\n\[acp:r\w+\]$/);
+    const once = JSON.stringify(out);
+    p.transform(out);
+    expect(JSON.stringify(out)).toBe(once);
+  });
+});
+
 describe("duplicate part ids across a compaction cut (presets.test.ts nightly, seed -1517283524: dupParts + cut)", () => {
   // A file attachment is masked; a compaction cuts its message off, and a later step-start has the
   // same part id. Decisions are keyed by part id, so the step-start was now the first part with
