@@ -6,12 +6,13 @@ import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import { compileCondition } from "../../src/engine/compile.js";
+import { compileKey } from "../../src/engine/key.js";
 import { isIntroMessage } from "../../src/engine/intro.js";
 import type { FactContext } from "../../src/engine/facts.js";
 import { promptTokensOf } from "../../src/engine/prompt-size.js";
 import { decisionsOf, type SessionState } from "../../src/engine/state.js";
 import { stateFile, stateFiles } from "../../src/store/state-files.js";
-import { buildGraph } from "../../src/graph/graph.js";
+import { buildGraph, type PartNode } from "../../src/graph/graph.js";
 import { UseTracker } from "../../src/engine/use.js";
 import type { Message, Part } from "../../src/graph/types.js";
 import { deepCopy } from "../engine/session-gen.js";
@@ -182,6 +183,37 @@ function protectionOf(pruner: AcpPruner): (messages: Message[]) => Set<Part> {
 
 const protectionCache = new WeakMap<AcpPruner, (messages: Message[]) => Set<Part>>();
 
+/**
+ * viewedAgain as the rule set sees views: a part in a message after `afterId` that one of the
+ * pruner's supersede rules takes for a newer member of the part's group (its `by`, else its `when`,
+ * holds on it, and the keys are equal). A user rule may let a part of another type supersede (a text
+ * part superseding a tool output: random-rules.test.ts, seed 1064262130); range and overlap spares
+ * are not looked at, so this may end a pin the engine keeps, never the reverse.
+ */
+function ruleViewOf(pruner: AcpPruner): (history: Message[], afterId: string | undefined, part: Part | undefined) => boolean {
+  const rules = pruner.resolved.rules
+    .filter((r) => r.phase === "supersede" && typeof r.key === "string")
+    .map((r) => ({ when: compileCondition(r.when).test, by: isObject(r.then.by) ? compileCondition(r.then.by as never).test : undefined, key: compileKey(r.key as string), params: r.params ?? {} }));
+  const config = { protectedTools: pruner.config.protectedTools, protectedFiles: pruner.config.protectedFiles };
+  return (history, afterId, part) => {
+    if (rules.length === 0 || !part || typeof part.id !== "string") return false;
+    const g = buildGraph(history, undefined, { host: OPENCODE });
+    const at = afterId === undefined ? -1 : history.findIndex((m) => m?.info?.id === afterId);
+    const older = g.byId.get(part.id);
+    if (at < 0 || !older) return false;
+    for (const r of rules) {
+      // supersede rules read static facts only (ruleset.ts refuses others): no use facts are asked
+      const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: () => 0, idleCalls: () => 0, idleWorkCalls: () => 0, userNamedTurns: () => Infinity, useTurns: () => 1, changeTurns: () => 0, hostDrops: (n: PartNode) => OPENCODE.dropsAtNextTurn(n.part) };
+      if (!r.when(older, ctx)) continue;
+      const key = r.key.get(older, ctx);
+      if (key === undefined) continue;
+      for (const n of g.nodes) if (n.msgIndex > at && (r.by ? r.by(n, ctx) : r.when(n, ctx)) && r.key.get(n, ctx) === key) return true;
+    }
+    return false;
+  };
+}
+const ruleViewCache = new WeakMap<AcpPruner, ReturnType<typeof ruleViewOf>>();
+
 /** slot decisions as `id slot` → `rule@call`, to see which ones a call added. */
 function decisionSigs(state: SessionState): Map<string, string> {
   const out = new Map<string, string>();
@@ -237,6 +269,8 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
   const { pruner: a, sink, label } = setup;
   let protection = protectionCache.get(a);
   if (!protection) protectionCache.set(a, (protection = protectionOf(a)));
+  const ruleView = ruleViewCache.get(a) ?? ruleViewOf(a);
+  ruleViewCache.set(a, ruleView);
   const overrides = new Set(a.resolved.rules.filter((r) => r.then.overrideProtection === true).map((r) => r.id));
   const actionOf = new Map(a.resolved.rules.map((r) => [r.id, r.then.action]));
   const growth = new Set(a.resolved.rules.filter((r) => r.then.allowGrowth === true).map((r) => r.id));
@@ -338,7 +372,7 @@ export function replayAndCheck(raw: Message[], schedule: ScheduleSpec, setup: Re
     const prot = protection!(slice);
     const protectedIds = new Set([...prot].map((p) => p.id));
     for (const id of tr.restored.keys())
-      if (!tr.released.has(id) && state.pinned?.[id] === undefined && viewedAgain(slice, tr.restoredAfter.get(id), partById(slice, id))) tr.released.add(id);
+      if (!tr.released.has(id) && state.pinned?.[id] === undefined && (viewedAgain(slice, tr.restoredAfter.get(id), partById(slice, id)) || ruleView(slice, tr.restoredAfter.get(id), partById(slice, id)))) tr.released.add(id);
     for (const [id, slot, rule] of added) {
       const action = actionOf.get(rule) ?? rule;
       stats.byAction[action] = (stats.byAction[action] ?? 0) + 1;
