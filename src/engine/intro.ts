@@ -6,7 +6,7 @@
 // message, not a part of that (usually assistant) message: the model would read text in its own
 // message as its own words. With `idsFromTokens: 0` they go into the system prompt from the first
 // call instead.
-import { lastMessageIndex, type Graph } from "../graph/graph.js";
+import { lastMessageIndex, sentByUser, type Graph } from "../graph/graph.js";
 import { lastUserIndex } from "../graph/prompt.js";
 import type { HostProfile } from "../graph/host.js";
 import type { Message } from "../graph/types.js";
@@ -114,7 +114,7 @@ export function renderIntro(messages: Message[], state: SessionState, undo: Undo
 function lastRealUser(messages: Message[], at: number): Message | undefined {
   for (let i = at; i >= 0; i--) {
     const m = messages[i];
-    if (m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)))) return m;
+    if (sentByUser(m)) return m;
   }
   return undefined;
 }

@@ -129,6 +129,14 @@ export function isUserMessage(m: Message): boolean {
   return m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && p.ignored));
 }
 
+/** A part the user typed: text neither ignored (notices) nor synthetic (host or plugin additions). */
+export const typedByUser = (p: Part | undefined): p is Part & { text: string } => p?.type === "text" && !p.ignored && !p.synthetic && typeof p.text === "string";
+
+/** A message the user sent: a user message with something besides ignored or synthetic text (a file, say). */
+export function sentByUser(m: Message): boolean {
+  return m?.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)));
+}
+
 /** Status signature without allocating in the common case (no compaction mark). */
 function sigOf(part: Part): string {
   if (part.type !== "tool") return "";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { homedir } from "node:os";
 import type { AcpPruner } from "../engine/pruner.js";
 import type { Message } from "../graph/types.js";
+import { sentByUser } from "../graph/graph.js";
 import { formatProblem, type Problem } from "../rules/problems.js";
 import { NEEDS_HISTORY, runCommand } from "./commands.js";
 import { pruneTool, PRUNE_TOOL_NAME } from "./prune-tool.js";
@@ -133,7 +134,7 @@ const AcpPlugin: Plugin = async (input) => {
   function rememberUser(sessionID: string, messages: Message[]) {
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
-      if (m?.info?.role !== "user" || !m.parts?.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)))) continue;
+      if (!sentByUser(m)) continue;
       const model = m.info.model as { providerID?: unknown; modelID?: unknown } | undefined;
       lastUserOf.set(sessionID, {
         agent: typeof m.info.agent === "string" ? m.info.agent : undefined,

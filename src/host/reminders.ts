@@ -12,7 +12,7 @@
 // ever in context and no older position carries it. Being its own message (not a part added to the
 // last message) leaves the host's second-to-last cache marker on the real last message, so the
 // next call still finds that prefix in the cache.
-import { tokensOf } from "../graph/graph.js";
+import { sentByUser, tokensOf, typedByUser } from "../graph/graph.js";
 import { clearedByHost } from "../graph/prompt.js";
 import type { Message, Part } from "../graph/types.js";
 import { defaultConfig } from "../rules/config.js";
@@ -92,14 +92,13 @@ const isStep = (m: Message) => m?.info?.role === "assistant" && m.info.summary !
 function userText(m: Message): string {
   if (m?.info?.role !== "user" || !Array.isArray(m.parts) || isReminder(m)) return "";
   return m.parts
-    .filter((p) => p?.type === "text" && !p.ignored && !p.synthetic && typeof p.text === "string")
+    .filter(typedByUser)
     .map((p) => p.text)
     .join("\n");
 }
 
 /** A user message the provider receives (the engine's definition, minus our own reminders). */
-const isRealUser = (m: Message) =>
-  m?.info?.role === "user" && Array.isArray(m.parts) && !isReminder(m) && m.parts.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)));
+const isRealUser = (m: Message) => sentByUser(m) && !isReminder(m);
 
 function todosOf(part: Part): Todo[] | undefined {
   const todos = (part.state?.input as { todos?: unknown } | undefined)?.todos;

@@ -5,7 +5,8 @@
 // turn, and fill the prompt box with the notice. When a revert lands on such a notice, the plugin
 // moves it on, as a second /undo (or /redo) would: to the user's own message before it (and puts
 // that message's text in the prompt box), or, going forward, to the next one or past the last.
-import type { Message, Part } from "../graph/types.js";
+import { sentByUser, typedByUser } from "../graph/graph.js";
+import type { Message } from "../graph/types.js";
 
 export interface UndoHost {
   messages(sessionID: string): Promise<Message[]>;
@@ -23,9 +24,6 @@ export interface RevertedSession {
 
 /** Only ignored text: a notice (ours or another plugin's), not something the user sent. */
 const noticeOnly = (m: Message) => m.info?.role === "user" && Array.isArray(m.parts) && m.parts.length > 0 && m.parts.every((p) => p?.type === "text" && p.ignored === true);
-const typed = (p: Part) => p?.type === "text" && !p.ignored && !p.synthetic && typeof p.text === "string";
-/** A message the user sent: a user message with something besides ignored or synthetic text. */
-const sent = (m: Message) => m.info?.role === "user" && Array.isArray(m.parts) && m.parts.some((p) => p && !(p.type === "text" && (p.ignored || p.synthetic)));
 
 /** Tracks each session's revert point; `updated` handles one `session.updated` event. */
 export function undoGuard(host: UndoHost) {
@@ -45,18 +43,18 @@ export function undoGuard(host: UndoHost) {
       // message ids ascend in time (the TUI compares them the same way)
       if (before !== undefined && target > before) {
         // /redo onto a notice: on to the next message the user sent, or past the last
-        const next = messages.slice(at + 1).find(sent);
+        const next = messages.slice(at + 1).find(sentByUser);
         seen.set(sessionID, next?.info.id);
         if (next) await host.revert(sessionID, next.info.id);
         else await host.unrevert(sessionID);
         return;
       }
       let own: Message | undefined;
-      for (let i = at - 1; i >= 0 && !own; i--) if (sent(messages[i])) own = messages[i];
+      for (let i = at - 1; i >= 0 && !own; i--) if (sentByUser(messages[i])) own = messages[i];
       if (!own) return;
       seen.set(sessionID, own.info.id);
       await host.revert(sessionID, own.info.id);
-      await host.setPrompt(own.parts.filter(typed).map((p: Part) => p.text).join(""));
+      await host.setPrompt(own.parts.filter(typedByUser).map((p) => p.text).join(""));
     },
     forget(sessionID: string): void {
       seen.delete(sessionID);
