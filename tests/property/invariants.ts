@@ -2,7 +2,8 @@
 // host calls the transform hook (tests/engine/corpus-invariants.test.ts does the same on the
 // recorded corpus), with restarts from disk, repeated transforms, restores, compaction cuts and
 // reverts as the schedule says, and every invariant of docs/reliability.md is checked on every call.
-import { copyFileSync, existsSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { tmpdir } from "node:os";
 import type { AcpPruner } from "../../src/engine/pruner.js";
 import { compileCondition } from "../../src/engine/compile.js";
@@ -191,23 +192,25 @@ const protectionCache = new WeakMap<AcpPruner, (messages: Message[]) => Set<Part
  * are not looked at, so this may end a pin the engine keeps, never the reverse.
  */
 function ruleViewOf(pruner: AcpPruner): (history: Message[], afterId: string | undefined, part: Part | undefined) => boolean {
+  const config = { protectedTools: pruner.config.protectedTools, protectedFiles: pruner.config.protectedFiles };
   const rules = pruner.resolved.rules
     .filter((r) => r.phase === "supersede" && typeof r.key === "string")
-    .map((r) => ({ when: compileCondition(r.when).test, by: isObject(r.then.by) ? compileCondition(r.then.by as never).test : undefined, key: compileKey(r.key as string), params: r.params ?? {} }));
-  const config = { protectedTools: pruner.config.protectedTools, protectedFiles: pruner.config.protectedFiles };
+    .map((r) => {
+      // supersede rules read static facts only (ruleset.ts refuses others): no use facts are asked
+      const ctx: FactContext = { config, params: r.params ?? {}, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: () => 0, idleCalls: () => 0, idleWorkCalls: () => 0, userNamedTurns: () => Infinity, useTurns: () => 1, changeTurns: () => 0, hostDrops: (n: PartNode) => OPENCODE.dropsAtNextTurn(n.part) };
+      return { when: compileCondition(r.when).test, by: isObject(r.then.by) ? compileCondition(r.then.by as never).test : undefined, key: compileKey(r.key as string), ctx };
+    });
   return (history, afterId, part) => {
     if (rules.length === 0 || !part || typeof part.id !== "string") return false;
     const g = buildGraph(history, undefined, { host: OPENCODE });
     const at = afterId === undefined ? -1 : history.findIndex((m) => m?.info?.id === afterId);
     const older = g.byId.get(part.id);
     if (at < 0 || !older) return false;
-    for (const r of rules) {
-      // supersede rules read static facts only (ruleset.ts refuses others): no use facts are asked
-      const ctx: FactContext = { config, params: r.params, isProtected: () => false, supersededRule: () => undefined, decidedRule: () => undefined, idleTurns: () => 0, idleCalls: () => 0, idleWorkCalls: () => 0, userNamedTurns: () => Infinity, useTurns: () => 1, changeTurns: () => 0, hostDrops: (n: PartNode) => OPENCODE.dropsAtNextTurn(n.part) };
-      if (!r.when(older, ctx)) continue;
-      const key = r.key.get(older, ctx);
+    for (const { when, by, key: keyOf, ctx } of rules) {
+      if (!when(older, ctx)) continue;
+      const key = keyOf.get(older, ctx);
       if (key === undefined) continue;
-      for (const n of g.nodes) if (n.msgIndex > at && (r.by ? r.by(n, ctx) : r.when(n, ctx)) && r.key.get(n, ctx) === key) return true;
+      for (const n of g.nodes) if (n.msgIndex > at && (by ? by(n, ctx) : when(n, ctx)) && keyOf.get(n, ctx) === key) return true;
     }
     return false;
   };
@@ -617,3 +620,26 @@ export function firstDiff(a: string, b: string): string {
 
 /** Temp folders in memory where there is one (state is written on every call). */
 export const TMP = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+
+/** A live pruner pool on its own state folder, and the pool of the process restarted beside it. */
+export interface RestartLane {
+  dir: string;
+  a: PrunerPool;
+  bDir: string;
+  b: PrunerPool;
+}
+
+/** The lanes of a property test under `root`: one per key, made on first use from `make(stateDir)`. */
+export function restartLanes(root: string): (key: string, make: (stateDir: string) => AcpPruner) => RestartLane {
+  const lanes = new Map<string, RestartLane>();
+  return (key, make) => {
+    let l = lanes.get(key);
+    if (!l) {
+      const dir = join(root, key);
+      const bDir = join(root, `${key}-restart`);
+      mkdirSync(bDir, { recursive: true });
+      lanes.set(key, (l = { dir, a: new PrunerPool(() => make(dir)), bDir, b: new PrunerPool(() => make(bDir)) }));
+    }
+    return l;
+  };
+}

@@ -1,7 +1,7 @@
 // Every preset (and the comparison baselines), under four configurations, on generated sessions
 // replayed call by call: every invariant of docs/reliability.md on every call.
 // Runs: ACP_FUZZ_RUNS (default small; nightly: ACP_FUZZ_RUNS=10000 npx vitest run tests/property).
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fc, test } from "@fast-check/vitest";
@@ -10,7 +10,7 @@ import type { AcpPruner } from "../../src/engine/pruner.js";
 import { createPruner } from "../../src/index.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { buildSession, flagsFromEnv, scheduleArb, sessionSpecArb } from "./arbitraries.js";
-import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";
+import { ErrorSink, fcParams, newStats, replayAndCheck, restartLanes, runsFor, timeoutFor, TMP } from "./invariants.js";
 
 const baseline = (f: string) => fileURLToPath(new URL(`../../presets/baselines/${f}`, import.meta.url));
 const PRESETS = ["compact", "balanced", "verbose", baseline("mask10.yaml"), baseline("native.yaml")];
@@ -23,19 +23,8 @@ const VARIANTS: Partial<AcpConfig>[] = [
 
 const sink = new ErrorSink();
 const root = mkdtempSync(join(TMP, "acp-prop-presets-"));
-const pools = new Map<string, { dir: string; a: PrunerPool; bDir: string; b: PrunerPool }>();
-function lanes(p: number, v: number) {
-  const key = `${p}-${v}`;
-  let l = pools.get(key);
-  if (!l) {
-    const make = (stateDir: string) => (): AcpPruner => createPruner({ preset: PRESETS[p], config: VARIANTS[v], stateDir, onError: sink.onError });
-    const dir = join(root, key);
-    const bDir = join(root, `${key}-restart`);
-    mkdirSync(bDir, { recursive: true });
-    pools.set(key, (l = { dir, a: new PrunerPool(make(dir)), bDir, b: new PrunerPool(make(bDir)) }));
-  }
-  return l;
-}
+const lane = restartLanes(root);
+const lanes = (p: number, v: number) => lane(`${p}-${v}`, (stateDir): AcpPruner => createPruner({ preset: PRESETS[p], config: VARIANTS[v], stateDir, onError: sink.onError }));
 
 const RUNS = runsFor("presets");
 const stats = newStats();

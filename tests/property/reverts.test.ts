@@ -4,7 +4,7 @@
 // a later one; the checked replay reverts the turn of that view and goes on at the next user
 // message. Every invariant of docs/reliability.md holds on every call, and after the revert no
 // decision stands for a view the history no longer has (src/engine/reverted.ts).
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fc, test } from "@fast-check/vitest";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,7 +14,7 @@ import { createPruner } from "../../src/index.js";
 import type { AcpConfig } from "../../src/rules/types.js";
 import { deepCopy } from "../engine/session-gen.js";
 import { buildCalls, buildSession, callMessages, flagsFromEnv, scheduleArb, sessionSpecArb, type ScheduleSpec } from "./arbitraries.js";
-import { ErrorSink, fcParams, newStats, PrunerPool, replayAndCheck, runsFor, timeoutFor, TMP } from "./invariants.js";
+import { ErrorSink, fcParams, newStats, replayAndCheck, restartLanes, runsFor, timeoutFor, TMP } from "./invariants.js";
 
 const PRESETS = ["compact", "balanced", "verbose"];
 /** Every decision applies at once, so the supersede is sent before the revert. */
@@ -57,19 +57,8 @@ export function aimedReverts(messages: Message[], preset: string): NonNullable<S
 
 const sink = new ErrorSink();
 const root = mkdtempSync(join(TMP, "acp-prop-reverts-"));
-const pools = new Map<string, { dir: string; a: PrunerPool; bDir: string; b: PrunerPool }>();
-function lanes(p: number, c: number) {
-  const key = `${p}-${c}`;
-  let l = pools.get(key);
-  if (!l) {
-    const make = (stateDir: string) => (): AcpPruner => createPruner({ preset: PRESETS[p], config: CONFIGS[c], stateDir, onError: sink.onError });
-    const dir = join(root, key);
-    const bDir = join(root, `${key}-restart`);
-    mkdirSync(bDir, { recursive: true });
-    pools.set(key, (l = { dir, a: new PrunerPool(make(dir)), bDir, b: new PrunerPool(make(bDir)) }));
-  }
-  return l;
-}
+const lane = restartLanes(root);
+const lanes = (p: number, c: number) => lane(`${p}-${c}`, (stateDir): AcpPruner => createPruner({ preset: PRESETS[p], config: CONFIGS[c], stateDir, onError: sink.onError }));
 
 const RUNS = runsFor("reverts");
 const stats = newStats();
