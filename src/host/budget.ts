@@ -111,18 +111,20 @@ export interface BudgetInput {
   /** The stored session history. */
   messages: Message[];
   limit: BudgetLimit;
+  /** The project folder: paths inside it are shown relative to it. */
+  root?: string;
 }
 
 const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
 
-export function budgetText({ pruner, sessionID, messages, limit }: BudgetInput): string {
+export function budgetText({ pruner, sessionID, messages, limit, root }: BudgetInput): string {
   const usage = lastUsage(messages);
   const state = pruner.state(sessionID); // ids and decisions (loaded from disk in a fresh process)
   const entries = pruner.explain(sessionID);
   const saved = entries.reduce((s, e) => s + e.tokensSaved, 0);
   const waiting = pruner.waiting(sessionID); // also what a request of an earlier process left
   const idByPart = new Map(Object.entries(state.ids ?? {}).map(([id, partId]) => [partId, id]));
-  const outputs = prunableOutputs(messages, (p) => idByPart.get(p.id), (id) => Boolean(state.decisions[id]?.output));
+  const outputs = prunableOutputs(messages, (p) => idByPart.get(p.id), (id) => Boolean(state.decisions[id]?.output), root);
 
   const lines: string[] = [];
   const model = usage?.providerID && usage.modelID ? `${usage.providerID}/${usage.modelID}` : "this session's model";

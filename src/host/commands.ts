@@ -131,23 +131,23 @@ export function protectedText(pruner: AcpPruner): string {
 }
 
 /** What a user named with an id: the part (when the session knows it) and how to call it. */
-function named(pruner: AcpPruner, sessionID: string, raw: string, graph: Graph): { shown: string; partId?: string; label: string } {
+function named(pruner: AcpPruner, sessionID: string, raw: string, graph: Graph, root?: string): { shown: string; partId?: string; label: string } {
   const state = pruner.state(sessionID);
   const { shown, partId } = partOf(state.ids, raw, (id) => graph.byId.has(id) || state.decisions[id] !== undefined || state.manual?.[id] !== undefined, idTags(OPENCODE.idTag));
-  return { shown, partId, label: labelOf(shown, partId, graph) };
+  return { shown, partId, label: labelOf(shown, partId, graph, root) };
 }
 
 /** "t1bz (prt_…, read src/a.ts)": the id shown, the part id when it differs, and what the part is. */
-function labelOf(shown: string, partId: string | undefined, graph: Graph): string {
+function labelOf(shown: string, partId: string | undefined, graph: Graph, root?: string): string {
   const part = partId ? graph.byId.get(partId)?.part : undefined;
-  const what = part ? (part.type === "tool" ? callLabel(part) : part.type === "text" ? "message" : part.type) : undefined;
+  const what = part ? (part.type === "tool" ? callLabel(part, root) : part.type === "text" ? "message" : part.type) : undefined;
   const ids = [shown !== partId ? partId : undefined, what].filter(Boolean).join(", ");
   return ids ? `${shown} (${ids})` : shown;
 }
 
 /** A part the engine named by its part id, as the user knows it: its [acp:…] id where it has one. */
-function labelOfPart(pruner: AcpPruner, sessionID: string, partId: string, graph: Graph): string {
-  return labelOf(shownIdOf(pruner.state(sessionID).ids, partId), partId, graph);
+function labelOfPart(pruner: AcpPruner, sessionID: string, partId: string, graph: Graph, root?: string): string {
+  return labelOf(shownIdOf(pruner.state(sessionID).ids, partId), partId, graph, root);
 }
 
 const unknownId = (cmd: string, shown: string) =>
@@ -162,8 +162,8 @@ function manualText(entry: ManualEntry | undefined, action: string): string {
 /** Rules listed for a part that is not pruned (the most telling first: what holds it, what is about to prune it). */
 const MAX_STANDING = 8;
 
-export function explainText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
-  const who = named(pruner, sessionID, raw, buildGraph(messages, undefined, { host: OPENCODE }));
+export function explainText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = [], root?: string): string {
+  const who = named(pruner, sessionID, raw, buildGraph(messages, undefined, { host: OPENCODE }), root);
   if (!who.partId) return unknownId("explain", who.shown);
   const state = pruner.state(sessionID);
   const manual = state.manual?.[who.partId];
@@ -192,12 +192,12 @@ export function explainText(pruner: AcpPruner, sessionID: string, raw: string, m
  * or neither; its pruned newer views of the same thing come back with it
  * (AcpPruner.restoreReport). The reply says which of these it was.
  */
-export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = []): string {
+export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, messages: Message[] = [], root?: string): string {
   const graph = buildGraph(messages, undefined, { host: OPENCODE });
-  const who = named(pruner, sessionID, raw, graph);
+  const who = named(pruner, sessionID, raw, graph, root);
   if (!who.partId) return unknownId("restore", who.shown);
   const r = pruner.restoreReport(sessionID, who.partId, "user", messages);
-  const newer = r.newer.length === 0 ? "" : ` Restored with it, so that an older view is never sent in full while a newer view of the same thing is hidden: ${r.newer.map((id) => labelOfPart(pruner, sessionID, id, graph)).join(", ")}.`;
+  const newer = r.newer.length === 0 ? "" : ` Restored with it, so that an older view is never sent in full while a newer view of the same thing is hidden: ${r.newer.map((id) => labelOfPart(pruner, sessionID, id, graph, root)).join(", ")}.`;
   if (r.restored) return `acp: ${who.label} restored; it is sent in full from the next request.${newer}`;
   if (r.waiting.length > 0) {
     const tokens = r.waiting.reduce((m, w) => Math.max(m, w.tokens ?? 0), 0);
@@ -211,10 +211,10 @@ export function restoreText(pruner: AcpPruner, sessionID: string, raw: string, m
  * "t0dy (prt_r3, read src/calc.ts), t0de (prt_r1, read src/calc.ts) were restored": the older views
  * that keep newer ones in full (holders.ts), one clause per reason.
  */
-function holdersText(pruner: AcpPruner, sessionID: string, holders: Holder[], graph: Graph): string {
+function holdersText(pruner: AcpPruner, sessionID: string, holders: Holder[], graph: Graph, root?: string): string {
   return byReason(holders)
     .map((h) => {
-      const labels = h.partIds.map((p) => labelOfPart(pruner, sessionID, p, graph));
+      const labels = h.partIds.map((p) => labelOfPart(pruner, sessionID, p, graph, root));
       const one = labels.length === 1;
       if (h.why === "restored") return `${labels.join(", ")} ${one ? "was" : "were"} restored`;
       if (h.why === "protected") return `${labels.join(", ")} ${one ? "is" : "are"} protected by rule "${h.rule}"`;
@@ -224,9 +224,9 @@ function holdersText(pruner: AcpPruner, sessionID: string, holders: Holder[], gr
     .join("; ");
 }
 
-export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined): string {
+export function sweepText(pruner: AcpPruner, sessionID: string, messages: Message[], n: number | undefined, root?: string): string {
   const r = pruner.sweep(sessionID, messages, n);
-  const held = r.held && `${r.held.parts} newer view${r.held.parts === 1 ? "" : "s"} of ${r.held.holders.length === 1 ? "a part that stays" : "parts that stay"} in full (${holdersText(pruner, sessionID, r.held.holders, buildGraph(messages, undefined, { host: OPENCODE }))}; an older view is never sent in full while a newer one is hidden)`;
+  const held = r.held && `${r.held.parts} newer view${r.held.parts === 1 ? "" : "s"} of ${r.held.holders.length === 1 ? "a part that stays" : "parts that stay"} in full (${holdersText(pruner, sessionID, r.held.holders, buildGraph(messages, undefined, { host: OPENCODE }), root)}; an older view is never sent in full while a newer one is hidden)`;
   const alone = [
     r.already && `${r.already} already pruned`,
     r.protected && `${r.protected} protected`,
@@ -247,6 +247,8 @@ export const NEEDS_HISTORY = /^(context|sweep|budget|explain|restore)\b/;
 export interface CommandEnv {
   /** The context limit for /acp budget (the plugin looks it up asynchronously). */
   limit?: BudgetLimit;
+  /** The project folder: paths inside it are shown relative to it. */
+  root?: string;
 }
 
 /** Runs one /acp subcommand; returns the text to show. */
@@ -262,16 +264,16 @@ export function runCommand(pruner: AcpPruner, sessionID: string, args: string, m
     case "protected":
       return protectedText(pruner);
     case "budget":
-      return budgetText({ pruner, sessionID, messages, limit: env.limit ?? { source: "none" } });
+      return budgetText({ pruner, sessionID, messages, limit: env.limit ?? { source: "none" }, root: env.root });
     case "sweep": {
       const n = arg === undefined ? undefined : Number.parseInt(arg, 10);
       if (n !== undefined && !(n > 0)) return "usage: /acp sweep [n]  (n: how many of the newest tool outputs)";
-      return sweepText(pruner, sessionID, messages, n);
+      return sweepText(pruner, sessionID, messages, n, env.root);
     }
     case "explain":
-      return arg ? explainText(pruner, sessionID, arg, messages) : "usage: /acp explain <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
+      return arg ? explainText(pruner, sessionID, arg, messages, env.root) : "usage: /acp explain <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
     case "restore":
-      return arg ? restoreText(pruner, sessionID, arg, messages) : "usage: /acp restore <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
+      return arg ? restoreText(pruner, sessionID, arg, messages, env.root) : "usage: /acp restore <id>  (t1bz as in [acp:t1bz], or a part id prt_…)";
     default:
       return `acp: unknown subcommand "${sub}"${didYouMean(sub, SUBCOMMANDS)}.\n${HELP}`;
   }

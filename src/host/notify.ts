@@ -104,7 +104,11 @@ const sum = (es: PruneEntry[]) => es.reduce((s, e) => s + e.tokens, 0);
 export class PruneNotifier {
   private readonly sessions = new Map<string, Track>();
 
-  constructor(readonly mode: NotificationMode) {}
+  /** `root`: the project folder, so that paths inside it show relative to it. */
+  constructor(
+    readonly mode: NotificationMode,
+    private readonly root?: string,
+  ) {}
 
   get enabled(): boolean {
     return this.mode === "minimal" || this.mode === "detailed";
@@ -116,7 +120,7 @@ export class PruneNotifier {
     let t = this.sessions.get(sessionID);
     if (!t) this.sessions.set(sessionID, (t = { known: new Map(), baseline: keysOf(state), fresh: [] }));
     const parts = new Map<string, PartInfo>();
-    for (const m of messages) for (const p of Array.isArray(m?.parts) ? m.parts : []) if (p && typeof p.id === "string" && !parts.has(p.id)) parts.set(p.id, info(p));
+    for (const m of messages) for (const p of Array.isArray(m?.parts) ? m.parts : []) if (p && typeof p.id === "string" && !parts.has(p.id)) parts.set(p.id, info(p, this.root));
     t.parts = parts;
   }
 
@@ -159,6 +163,6 @@ export class PruneNotifier {
   }
 }
 
-function info(p: Part): PartInfo {
-  return { type: p.type, label: p.type === "tool" ? callLabel(p) : p.type };
+function info(p: Part, root: string | undefined): PartInfo {
+  return { type: p.type, label: p.type === "tool" ? callLabel(p, root) : p.type };
 }

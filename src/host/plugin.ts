@@ -37,6 +37,9 @@ const AcpPlugin: Plugin = async (input) => {
   const options = { host: OPENCODE, stateDir: pluginDir, statsFile, manualTool: PRUNE_TOOL_NAME, onError: (e: unknown, where: string) => log.error(where, e) };
   // The host registers tools once: whether context_prune exists is settled at start-up.
   let toolOn: boolean | undefined;
+  // what the user sees names files as the agent's tools do, from the folder OpenCode runs in
+  // (the worktree is "/" outside git)
+  const labelRoot: string | undefined = input.directory || input.worktree;
   const live = new LiveSetup({ projectDir: input.worktree || input.directory }, options, (config) => {
     toolOn ??= config.enabled && config.tool;
     return toolOn ? config : { ...config, tool: false };
@@ -47,7 +50,7 @@ const AcpPlugin: Plugin = async (input) => {
   let pruner: AcpPruner = live.current.pruner;
   let problems = live.current.problems;
   let reminders = reminderSettings(loaded.config);
-  let notifier = new PruneNotifier(loaded.config.enabled ? loaded.config.pruneNotification : "off");
+  let notifier = new PruneNotifier(loaded.config.enabled ? loaded.config.pruneNotification : "off", labelRoot);
   log = createLogger(join(pluginDir, "log"), loaded.config.debug);
   for (const p of problems) log.error("config", formatProblem(p));
   let problemNotice = problemsText(problems);
@@ -68,7 +71,7 @@ const AcpPlugin: Plugin = async (input) => {
     if (problems.length) toldAboutProblems.clear();
     reminders = reminderSettings(loaded.config);
     const mode = loaded.config.enabled ? loaded.config.pruneNotification : "off";
-    if (mode !== notifier.mode) notifier = new PruneNotifier(mode);
+    if (mode !== notifier.mode) notifier = new PruneNotifier(mode, labelRoot);
     log = createLogger(join(pluginDir, "log"), loaded.config.debug);
     log.info(`config reloaded: ${pruner.resolved.rules.length} rules, preset ${pruner.resolved.presetName}`);
     for (const p of problems) log.error("config", formatProblem(p));
@@ -303,7 +306,7 @@ const AcpPlugin: Plugin = async (input) => {
           const usage = lastUsage(messages);
           limit = chooseLimit(await modelLimit(client, usage?.providerID, usage?.modelID), loaded.config.contextLimit);
         }
-        const text = runCommand(pruner, input.sessionID, input.arguments, messages, { limit });
+        const text = runCommand(pruner, input.sessionID, input.arguments, messages, { limit, root: labelRoot });
         const told = problemsFor(input.sessionID);
         const answer = told ? `${text}\n\n${told}` : text;
         const published = notices.expect(input.sessionID, answer);

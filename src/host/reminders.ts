@@ -169,11 +169,27 @@ export interface PrunableOutput {
 
 const LABEL_KEYS = ["filePath", "path", "command", "pattern", "url", "query", "description"];
 
-export function callLabel(part: Part): string {
+const PATH_KEYS = new Set(["filePath", "path"]);
+
+/**
+ * A path inside `root` (the project folder) relative to it, as the user knows it; anything else as is.
+ * Only the user's views (commands, notices) pass a root: what the model reads keeps its paths.
+ */
+export function pathIn(root: string | undefined, path: string): string {
+  if (!root) return path;
+  const base = root.replace(/[\\/]+$/, "");
+  if (!base || !path.startsWith(base)) return path;
+  const rest = path.slice(base.length);
+  return /^[\\/]./.test(rest) ? rest.slice(1) : path;
+}
+
+/** "read src/a.ts": the tool and its main argument; `root` makes a path relative to the project (pathIn). */
+export function callLabel(part: Part, root?: string): string {
   const input = (part.state?.input ?? {}) as Record<string, unknown>;
   const key = LABEL_KEYS.find((k) => typeof input[k] === "string") ?? Object.keys(input).find((k) => typeof input[k] === "string");
   let arg = key ? String(input[key]).replace(/\s+/g, " ").trim() : "";
-  if (arg.length > 60) arg = key === "filePath" || key === "path" ? `…${arg.slice(-59)}` : `${arg.slice(0, 59)}…`;
+  if (key && PATH_KEYS.has(key)) arg = pathIn(root, arg);
+  if (arg.length > 60) arg = key && PATH_KEYS.has(key) ? `…${arg.slice(-59)}` : `${arg.slice(0, 59)}…`;
   return arg ? `${part.tool} ${arg}` : String(part.tool ?? part.type);
 }
 
@@ -190,7 +206,7 @@ export function tagInOutput(part: Part): string | undefined {
  * Completed tool outputs that carry an id and are not pruned, largest first. `idOf` finds a
  * part's id (the tag in a transformed copy, or the session state for stored history).
  */
-export function prunableOutputs(messages: Message[], idOf: (part: Part) => string | undefined, isPruned: (partId: string) => boolean = () => false): PrunableOutput[] {
+export function prunableOutputs(messages: Message[], idOf: (part: Part) => string | undefined, isPruned: (partId: string) => boolean = () => false, root?: string): PrunableOutput[] {
   const out: PrunableOutput[] = [];
   for (const m of messages) {
     for (const p of Array.isArray(m?.parts) ? m.parts : []) {
@@ -198,7 +214,7 @@ export function prunableOutputs(messages: Message[], idOf: (part: Part) => strin
       const id = idOf(p);
       if (!id || isPruned(p.id)) continue;
       const text = p.state.output.replace(TAG_AT_END, "");
-      out.push({ id, partId: p.id, tokens: tokensOf(text.length), label: callLabel(p) });
+      out.push({ id, partId: p.id, tokens: tokensOf(text.length), label: callLabel(p, root) });
     }
   }
   return out.sort((a, b) => b.tokens - a.tokens);

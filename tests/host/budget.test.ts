@@ -10,20 +10,20 @@ function withUsage(m: Message, input: number, read: number, write: number, outpu
   return m;
 }
 
-function session(read: number): Message[] {
+function session(read: number, dir = "src"): Message[] {
   return [
     user("go"),
     withUsage(assistant([{ tool: "bash", input: { command: "git status" }, output: bigText("st1"), id: "prt_b1" }]), 3000, 0, 0, 200),
-    withUsage(assistant([{ tool: "read", input: { filePath: "src/big.ts" }, output: bigText("big", 500), id: "prt_b2" }]), 500, 2800, 400, 150),
+    withUsage(assistant([{ tool: "read", input: { filePath: `${dir}/big.ts` }, output: bigText("big", 500), id: "prt_b2" }]), 500, 2800, 400, 150),
     withUsage(assistant([{ tool: "bash", input: { command: "git status" }, output: bigText("st2"), id: "prt_b3" }]), 1200, read, 900, 300),
   ];
 }
 
 /** Prunes the session once (as a model call would), then runs /acp budget. */
-function budget(h: Message[], limit: Parameters<typeof chooseLimit>, preset?: string) {
+function budget(h: Message[], limit: Parameters<typeof chooseLimit>, preset?: string, root?: string) {
   const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 }, preset });
   p.transform(structuredClone(h));
-  return runCommand(p, SID, "budget", h, { limit: chooseLimit(...limit) });
+  return runCommand(p, SID, "budget", h, { limit: chooseLimit(...limit), root });
 }
 
 describe("/acp budget", () => {
@@ -59,6 +59,20 @@ describe("/acp budget", () => {
     // three outputs carry ids; the first git status is superseded by the identical later call
     expect(text.split("\n").filter((l) => /^ {4}t[0-9a-z]+ /.test(l)).map((l) => l.replace(/^.*tokens {2}/, ""))).toEqual(["read src/big.ts", "bash git status"]);
     expect(text.endsWith("recommendations:\n  - the context is healthy; nothing to do")).toBe(true);
+  });
+
+  it("names files inside the project folder relative to it, as the agent's tools do", () => {
+    const labels = (root: string | undefined, dir: string) =>
+      budget(session(3200, dir), [{ context: 200000 }, undefined], undefined, root)
+        .split("\n")
+        .filter((l) => /^ {4}t[0-9a-z]+ /.test(l))
+        .map((l) => l.replace(/^.*tokens {2}/, ""));
+    expect(labels("/home/me/proj", "/home/me/proj/src")).toEqual(["read src/big.ts", "bash git status"]);
+    expect(labels("/home/me/proj/", "/home/me/proj/src")).toEqual(["read src/big.ts", "bash git status"]);
+    // a sibling whose name starts like the project, and a file outside it, keep their paths
+    expect(labels("/home/me/proj", "/home/me/project2")).toEqual(["read /home/me/project2/big.ts", "bash git status"]);
+    expect(labels("/home/me/proj", "/etc")).toEqual(["read /etc/big.ts", "bash git status"]);
+    expect(labels(undefined, "/home/me/proj/src")).toEqual(["read /home/me/proj/src/big.ts", "bash git status"]);
   });
 
   it("above 70% it recommends a sweep, the compact preset, discards and /compact", () => {

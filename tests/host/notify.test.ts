@@ -60,6 +60,17 @@ describe("prune notifications", () => {
     expect(lines.slice(1)).toEqual(["  identical-call    2 parts    8.6K  bash git status, read src/a.ts"]);
   });
 
+  it("detailed: a file inside the project folder is named relative to it", () => {
+    const p = pruner();
+    const n = new PruneNotifier("detailed", "/home/me/proj");
+    const h = session().map((m) => {
+      for (const part of m.parts) if (part.type === "tool" && part.tool === "read") part.state.input = { filePath: "/home/me/proj/src/a.ts" };
+      return m;
+    });
+    call(p, n, h);
+    expect(n.take(SID)!.split("\n").slice(1)).toEqual(["  identical-call    2 parts    8.6K  bash git status, read src/a.ts"]);
+  });
+
   it("decisions already stored when a session is first seen are not news (a new process)", () => {
     const p = pruner();
     const h = session();
