@@ -8,7 +8,8 @@ import { holdsOn } from "./compile.js";
 import { patchVerdict } from "./verdicts.js";
 import { patchChars, slotChars } from "./render.js";
 import type { CompiledRule, CompiledRuleSet } from "./ruleset.js";
-import { spares, type SessionRuntime, type Spare } from "./session.js";
+import type { SessionRuntime } from "./session.js";
+import { spares, type Spare } from "./spares.js";
 import { holdersOf, type Holder } from "./holders.js";
 import { isPinned, PIN_LASTS } from "./pins.js";
 

@@ -64,7 +64,7 @@ describe("prune notifications", () => {
     const p = pruner();
     const n = new PruneNotifier("detailed", "/home/me/proj");
     const h = session().map((m) => {
-      for (const part of m.parts) if (part.type === "tool" && part.tool === "read") part.state.input = { filePath: "/home/me/proj/src/a.ts" };
+      for (const part of m.parts) if (part.type === "tool" && part.tool === "read") part.state!.input = { filePath: "/home/me/proj/src/a.ts" };
       return m;
     });
     call(p, n, h);
