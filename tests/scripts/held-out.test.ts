@@ -9,12 +9,13 @@ import { gitDirOf, outFile } from "../../scripts/held-out.js";
 const list = JSON.parse(readFileSync(join(__dirname, "../../scripts/held-out.json"), "utf8")).sessions as { set: string; repo: string; commit: string; path: string; format: string }[];
 
 describe("held-out list", () => {
-  it("holds the sets of docs/tuning.md sessions 15, 16 and 19, each session at a full commit", () => {
+  it("holds the sets of docs/tuning.md sessions 15, 16, 19 and 29, each session at a full commit", () => {
     expect(list.filter((e) => e.set === "multiturn")).toHaveLength(5);
     expect(list.filter((e) => e.set === "origins")).toHaveLength(37);
     expect(list.filter((e) => e.set === "multiturn2")).toHaveLength(20);
     expect(list.filter((e) => e.set === "multiturn3")).toHaveLength(21);
     expect(list.filter((e) => e.set === "multiturn4")).toHaveLength(23);
+    expect(list.filter((e) => e.set === "multiturn5")).toHaveLength(24);
     for (const e of list) {
       expect(e.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(["claude-code-jsonl", "opencode-export"]).toContain(e.format);
