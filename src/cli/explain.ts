@@ -1,14 +1,13 @@
 // acp explain: for one call of a replay, which parts are pruned, by which rule, through which
 // condition (evaluated with fact values), and the tokens saved.
-import { OPENCODE } from "../host/profile.js";
 import type { Command } from "commander";
 import { formatExplained } from "../engine/explain.js";
 import { describeStanding, type StandingRule } from "../engine/why-not.js";
 import { loadSessions, sessionIdOf } from "../sim/index.js";
 import type { Io } from "./io.js";
-import { checkedPruner } from "./simulate.js";
+import { checkedPruner, strategyOptions, type ConfigPlace } from "./simulate.js";
 
-export function explainCall(path: string, opts: { preset: string; call?: number; part?: string; rules?: string[] }): string {
+export function explainCall(path: string, opts: { preset: string; call?: number; part?: string; rules?: string[]; place?: ConfigPlace }): string {
   const sessions = loadSessions(path);
   if (sessions.length !== 1) throw new Error(`${path} holds ${sessions.length} sessions; explain takes one (a session file)`);
   const [session] = sessions;
@@ -16,7 +15,9 @@ export function explainCall(path: string, opts: { preset: string; call?: number;
   const n = opts.call ?? calls.length;
   if (!Number.isInteger(n) || n < 1 || n > calls.length) throw new Error(`--call must be a whole number between 1 and ${calls.length}`);
   // The preset and rule files are checked as simulate checks them: an error stops here (exit 2).
-  const pruner = checkedPruner(opts.preset, { host: OPENCODE, preset: opts.preset, rules: opts.rules, config: { tool: false } });
+  const options = strategyOptions(opts.preset, { rules: opts.rules, place: opts.place });
+  if (!options) throw new Error(`--preset ${opts.preset}: no pruning to explain`);
+  const pruner = checkedPruner(opts.preset, { ...options, config: { ...options.config, tool: false } });
   for (const i of calls.slice(0, n)) pruner.transform(structuredClone(session.messages.slice(0, i)));
   const sid = sessionIdOf(session);
   // the first line is the call's totals, with or without --part
@@ -52,7 +53,7 @@ export function registerExplain(program: Command, io: Io, setCode: (c: number) =
   program
     .command("explain <session>")
     .description("for one call of a replay: which parts are pruned, by which rule and condition, and the tokens saved")
-    .option("--preset <name>", "preset (compact | balanced | verbose | file)", "balanced")
+    .option("--preset <name>", "preset (compact | balanced | verbose | file), a baseline, or config (what the plugin would run in this folder)", "balanced")
     .option("--call <n>", "call number (1 = first model call; default: the last)", (v) => Number(v))
     .option("--part <id>", "only this part")
     .option("--rules <paths...>", "extra rule files or folders")

@@ -11,6 +11,7 @@ import { createPruner, type PrunerOptions } from "../store/pruner.js";
 import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import { INLINE_CONFIG, PRESET_NAMES } from "../rules/presets.js";
+import { loadConfig } from "../rules/config.js";
 import {
   ANTHROPIC_CACHE,
   loadSessions,
@@ -34,9 +35,42 @@ export type { StrategyResult } from "./strategy-result.js";
 /** Comparison bundles that reproduce the published baselines (presets/baselines/*.yaml). */
 const BASELINES = ["native", "mask10", "ctxedit", "batch10"];
 
+/** The strategy that replays what the plugin would run in the current folder (its acp.jsonc layers and rule folders). */
+export const CONFIG_STRATEGY = "config";
+
 export function strategyPreset(name: string): string | undefined {
   if (name === "none") return undefined;
   return BASELINES.includes(name) ? packagePath("presets", "baselines", `${name}.yaml`) : name;
+}
+
+/** Where the `config` strategy looks for acp.jsonc, as the plugin does in that folder. */
+export interface ConfigPlace {
+  projectDir: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The pruner options of a strategy (undefined for `none`): a baseline bundle, a preset (name or
+ * file), or `config`: the configuration the plugin would load in `place.projectDir` (global,
+ * $OPENCODE_CONFIG_DIR and project acp.jsonc, their rule folders and ruleFiles; `acp rules list`
+ * shows the same). `rules` adds rule files; `cacheTtl` replaces the cache lifetime. A problem of
+ * an acp.jsonc that is an error stops here with its file:line:col, as a preset's does.
+ */
+export function strategyOptions(strategy: string, o: { rules?: string[]; cacheTtl?: number; place?: ConfigPlace }): PrunerOptions | undefined {
+  const ttl = o.cacheTtl !== undefined ? { cacheTtlMinutes: o.cacheTtl } : undefined;
+  if (strategy === CONFIG_STRATEGY) {
+    const loaded = loadConfig({ projectDir: o.place?.projectDir ?? process.cwd() }, o.place?.env ?? process.env);
+    const e = loaded.problems.find((p) => p.severity === "error");
+    if (e) throw new Error(`strategy "${strategy}": ${e.file}:${e.line}:${e.col} ${e.message}`);
+    const config = { ...loaded.config, commit: { ...loaded.config.commit, ...ttl } };
+    return { host: OPENCODE, config, layers: loaded.layers, ruleDirs: loaded.ruleDirs, rules: o.rules };
+  }
+  const preset = strategyPreset(strategy);
+  if (preset === undefined) return undefined;
+  // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
+  // The pruner is told the same cache lifetime the cost figures assume.
+  const config = BASELINES.includes(strategy) ? { tool: false } : ttl ? { commit: ttl } : undefined;
+  return { host: OPENCODE, preset, rules: o.rules, config };
 }
 
 /**
@@ -60,6 +94,8 @@ export interface SimulateOptions {
   /** The provider's cache lifetime in minutes, for the cost figures and the pruner's commit policy (default 5; 0: never expires). */
   cacheTtl?: number;
   progress?: (done: number, total: number) => void;
+  /** Where the `config` strategy reads acp.jsonc (default: the current folder). */
+  place?: ConfigPlace;
 }
 
 export function simulate(sessions: Session[], opts: SimulateOptions): StrategyResult[] {
@@ -67,20 +103,17 @@ export function simulate(sessions: Session[], opts: SimulateOptions): StrategyRe
   const steps = opts.compare.length * sessions.length;
   let done = 0;
   for (const strategy of opts.compare) {
-    const preset = strategyPreset(strategy);
+    const options = strategyOptions(strategy, opts);
     const measured: CorpusFigures["sessions"] = [];
     let regret: StrategyResult["regret"];
     for (const session of sessions) {
       let pruner;
       let last: AcpPruner | undefined;
       let stateDir: string | undefined;
-      if (preset !== undefined) {
+      if (options !== undefined) {
         if (opts.restart) stateDir = mkdtempSync(join(tmpdir(), "acp-sim-"));
-        // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
-        // The pruner is told the same cache lifetime the cost figures assume.
-        const config = BASELINES.includes(strategy) ? { tool: false } : opts.cacheTtl !== undefined ? { commit: { cacheTtlMinutes: opts.cacheTtl } } : undefined;
-        const check = checkedPruner(strategy, { host: OPENCODE, preset, rules: opts.rules, config });
-        pruner = () => (last = createPruner({ host: OPENCODE, preset, rules: opts.rules, config, stateDir }));
+        const check = checkedPruner(strategy, options);
+        pruner = () => (last = createPruner({ ...options, stateDir }));
         regret ??= { limit: check.resolved.commit.regretLimit ?? 0, rules: {}, backedOff: [] };
       }
       measured.push(...measureSessions([session], { host: OPENCODE, pruner, restart: opts.restart, cacheTtlMinutes: opts.cacheTtl }).sessions);
@@ -190,8 +223,8 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
   program
     .command("simulate <path>")
     .description("replay recorded sessions (an export, a corpus file or a folder) and report savings, cache cost and quote-loss")
-    .option("--preset <name>", "preset to replay (compact | balanced | verbose | file)", "balanced")
-    .option("--compare <list>", "comma-separated strategies: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, or preset files")
+    .option("--preset <name>", "preset to replay (compact | balanced | verbose | file), or config (what the plugin would run in this folder)", "balanced")
+    .option("--compare <list>", "comma-separated strategies: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, preset files, or config (what the plugin would run in this folder: its acp.jsonc files and rule folders)")
     .option("--rules <paths...>", "extra rule files or folders")
     .option("--restart", "reload state from disk before every call (a new OpenCode process per prompt)")
     .option("--per-session", "one row per session and strategy")
@@ -205,7 +238,7 @@ export function registerSimulate(program: Command, io: Io, setCode: (c: number) 
     .action(async (path: string, opts: { preset: string; compare?: string; rules?: string[]; restart?: boolean; perSession?: boolean; json?: string; html?: string; cacheTtl?: number }) => {
       const compare = opts.compare !== undefined ? opts.compare.split(",").map((s) => s.trim()).filter(Boolean) : ["none", opts.preset];
       if (compare.length === 0) {
-        io.err(`error: --compare names no strategy (known: none, ${BASELINES.join(", ")}, ${PRESET_NAMES.join(", ")}, or preset files)\n`);
+        io.err(`error: --compare names no strategy (known: none, ${BASELINES.join(", ")}, ${PRESET_NAMES.join(", ")}, ${CONFIG_STRATEGY}, or preset files)\n`);
         return setCode(2);
       }
       // an output file that cannot be written is said before anything is read or replayed

@@ -291,7 +291,7 @@ describe("acp explain", () => {
 
 describe("acp simulate", () => {
   it("an empty --compare, or an output file that cannot be written, is said before the replay (exit 2)", async () => {
-    expect(await run("simulate", "examples/session.json", "--compare", ",")).toEqual({ code: 2, out: "", err: "error: --compare names no strategy (known: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, or preset files)\n" });
+    expect(await run("simulate", "examples/session.json", "--compare", ",")).toEqual({ code: 2, out: "", err: "error: --compare names no strategy (known: none, native, mask10, ctxedit, batch10, compact, balanced, verbose, config, or preset files)\n" });
     expect(await run("simulate", "examples/session.json", "--html", tmp)).toEqual({ code: 2, out: "", err: `error: --html ${tmp}: is a folder\n` });
     const missing = join(tmp, "no-such-folder", "out.json");
     expect(await run("simulate", "examples/session.json", "--json", missing)).toEqual({ code: 2, out: "", err: `error: --json ${missing}: its folder ${join(tmp, "no-such-folder")} does not exist\n` });
@@ -379,6 +379,52 @@ describe("acp simulate", () => {
     const results = JSON.parse(readFileSync(json, "utf8"));
     expect(results[2].regret).toEqual({ limit: 1, rules: { "mask-old-outputs": { agent: 0, user: 0, rerun: 1 } }, backedOff: [{ rule: "mask-old-outputs", session: SID }] });
     expect(results[0].regret).toBeUndefined(); // no pruner, no signal
+  });
+
+  it("config replays what the plugin would run in the current folder: its acp.jsonc layers and rule folders", async () => {
+    const project = join(tmp, "config-project");
+    mkdirSync(join(project, ".opencode"), { recursive: true });
+    const example = join(process.cwd(), "examples", "session.json");
+    const balanced = readFileSync(join(process.cwd(), "presets", "balanced.yaml"), "utf8");
+    const careful = join(tmp, "careful.yaml"); // balanced with the two overrides below, as a preset file
+    writeFileSync(careful, balanced.replace(/^  stale-read: .*$/m, "  stale-read: { with: { minChars: 400, idleTurns: 1 } }").replace(/^  stale-shell-output: .*$/m, "  stale-shell-output: off"));
+    const cwd = process.cwd();
+    const xdg = process.env.XDG_CONFIG_HOME;
+    process.env.XDG_CONFIG_HOME = join(tmp, "no-global-config");
+    process.chdir(project);
+    const totals = async (compare: string) => {
+      const json = join(tmp, "config.json");
+      const r = await run("simulate", example, "--compare", compare, "--json", json);
+      expect(r.code, r.err).toBe(0);
+      return (JSON.parse(readFileSync(json, "utf8")) as { strategy: string; figures: { total: { anthropicCost: number; quoteLost: number; prefixBreaks: number } } }[]).map((x) => {
+        const { anthropicCost, quoteLost, prefixBreaks } = x.figures.total;
+        return { anthropicCost, quoteLost, prefixBreaks };
+      });
+    };
+    try {
+      // no acp.jsonc: the default preset
+      const [, def, bal] = await totals("none,config,balanced");
+      expect(def).toEqual(bal);
+      // a project acp.jsonc that picks a preset and overrides two rules: the same replay as a preset file that does so
+      writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "preset": "balanced", "rules": { "stale-read": { "with": { "minChars": 400, "idleTurns": 1 } }, "stale-shell-output": "off" } }');
+      const [, mine, file, plain] = await totals(`none,config,${careful},balanced`);
+      expect(mine).toEqual(file);
+      expect(mine).not.toEqual(plain);
+      // explain reads the same configuration
+      const explained = await run("explain", example, "--preset", "config");
+      expect(explained.code, explained.err).toBe(0);
+      expect(explained.out).toMatch(/^\S+session\.json: call \d+ of \d+, preset config: \d+ parts? pruned/);
+      // a broken acp.jsonc stops the replay with its place, as a broken preset does
+      writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "rules": { "stale-raed": "off" } }');
+      const r = await run("simulate", example, "--compare", "config");
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(new RegExp(`^error: strategy "config": ${join(project, ".opencode", "acp.jsonc").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:1:\\d+ unknown rule "stale-raed" \\(did you mean "stale-read"\\?\\)`));
+      noStack(r.err);
+    } finally {
+      process.chdir(cwd);
+      if (xdg === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = xdg;
+    }
   });
 
   it("an unknown strategy: exit 2 with a message", async () => {
