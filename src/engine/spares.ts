@@ -87,4 +87,3 @@ function coversSpan(a: [number, number], older: PartNode, range: { offset: strin
   if (!b) return a[0] <= 0 && a[1] === Infinity;
   return a[0] <= b[0] && a[1] >= b[1];
 }
-
