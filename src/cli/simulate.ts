@@ -2,7 +2,7 @@
 // uses, and report billed tokens, cache-aware cost (with and without recovery), prefix breaks,
 // quote-loss and speed beside the no-pruning replay (definitions: docs/simulate.md).
 import { OPENCODE } from "../host/profile.js";
-import { writeFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, writeFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
@@ -12,6 +12,7 @@ import { backedOffRules, regretByRule } from "../engine/regret.js";
 import { packagePath } from "../rules/paths.js";
 import { INLINE_CONFIG, PRESET_NAMES } from "../rules/presets.js";
 import { loadConfig } from "../rules/config.js";
+import { didYouMean } from "../rules/problems.js";
 import {
   ANTHROPIC_CACHE,
   loadSessions,
@@ -67,6 +68,10 @@ export function strategyOptions(strategy: string, o: { rules?: string[]; cacheTt
   }
   const preset = strategyPreset(strategy);
   if (preset === undefined) return undefined;
+  // a misspelt baseline or `config` (the preset loader suggests only presets)
+  const other = [...BASELINES, CONFIG_STRATEGY, "none"];
+  if (preset === strategy && !existsSync(strategy) && didYouMean(strategy, other) && !didYouMean(strategy, PRESET_NAMES))
+    throw new Error(`strategy "${strategy}": unknown strategy${didYouMean(strategy, other)}`);
   // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
   // The pruner is told the same cache lifetime the cost figures assume.
   const config = BASELINES.includes(strategy) ? { tool: false } : ttl ? { commit: ttl } : undefined;

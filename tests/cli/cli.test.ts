@@ -433,6 +433,9 @@ describe("acp simulate", () => {
     expect(r.out).toBe("");
     expect(r.err).toMatch(/^error: strategy "balancd": unknown preset "balancd" \(did you mean "balanced"\?\)/);
     noStack(r.err);
+    // a misspelt baseline or config is suggested too
+    expect((await run("simulate", "examples/session.json", "--compare", "none,ctxedt")).err).toBe('error: strategy "ctxedt": unknown strategy (did you mean "ctxedit"?)\n');
+    expect((await run("simulate", "examples/session.json", "--compare", "confg")).err).toBe('error: strategy "confg": unknown strategy (did you mean "config"?)\n');
   });
 });
 
