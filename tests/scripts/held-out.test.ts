@@ -16,6 +16,7 @@ describe("held-out list", () => {
     expect(list.filter((e) => e.set === "multiturn3")).toHaveLength(21);
     expect(list.filter((e) => e.set === "multiturn4")).toHaveLength(23);
     expect(list.filter((e) => e.set === "multiturn5")).toHaveLength(24);
+    expect(list.filter((e) => e.set === "multiturn6")).toHaveLength(24);
     for (const e of list) {
       expect(e.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(["claude-code-jsonl", "opencode-export"]).toContain(e.format);
