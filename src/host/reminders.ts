@@ -12,6 +12,7 @@
 // ever in context and no older position carries it. Being its own message (not a part added to the
 // last message) leaves the host's second-to-last cache marker on the real last message, so the
 // next call still finds that prefix in the cache.
+import { isAbsolute, parse, relative, sep } from "node:path";
 import { sentByUser, tokensOf, typedByUser } from "../graph/graph.js";
 import { clearedByHost } from "../graph/prompt.js";
 import type { Message, Part } from "../graph/types.js";
@@ -176,11 +177,10 @@ const PATH_KEYS = new Set(["filePath", "path"]);
  * Only the user's views (commands, notices) pass a root: what the model reads keeps its paths.
  */
 export function pathIn(root: string | undefined, path: string): string {
-  if (!root) return path;
-  const base = root.replace(/[\\/]+$/, "");
-  if (!base || !path.startsWith(base)) return path;
-  const rest = path.slice(base.length);
-  return /^[\\/]./.test(rest) ? rest.slice(1) : path;
+  // the file system's root (OpenCode's worktree outside git) is no project folder
+  if (!root || parse(root).root === root || !isAbsolute(path)) return path;
+  const rel = relative(root, path);
+  return rel && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel) ? rel : path;
 }
 
 /** "read src/a.ts": the tool and its main argument; `root` makes a path relative to the project (pathIn). */

@@ -73,6 +73,9 @@ describe("/acp budget", () => {
     expect(labels("/home/me/proj", "/home/me/project2")).toEqual(["read /home/me/project2/big.ts", "bash git status"]);
     expect(labels("/home/me/proj", "/etc")).toEqual(["read /etc/big.ts", "bash git status"]);
     expect(labels(undefined, "/home/me/proj/src")).toEqual(["read /home/me/proj/src/big.ts", "bash git status"]);
+    // the file system's root is no project folder; a path with .. is resolved before it is compared
+    expect(labels("/", "/home/me/proj/src")).toEqual(["read /home/me/proj/src/big.ts", "bash git status"]);
+    expect(labels("/home/me/proj", "/home/me/proj/../project2")).toEqual(["read /home/me/proj/../project2/big.ts", "bash git status"]);
   });
 
   it("above 70% it recommends a sweep, the compact preset, discards and /compact", () => {
