@@ -219,7 +219,11 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     }
     // pinned until the thing is viewed again after this request's newest message (pins.ts)
     const at = pinAt(history ?? rt.graph?.messages);
-    for (const id of [partId, ...newer]) unprune(rt, id, at);
+    for (const id of [partId, ...newer]) {
+      // a decision was sent with the call that committed it: the next prompt changes at this part
+      if (state.decisions[id]) rt.restoredSent.add(id);
+      unprune(rt, id, at);
+    }
     const unpruned = had || newer.length > 0;
     // the caches dropped a decided part for good (its mark, its place in the rules' lists): rebuild
     // them as a process started from the state file would, so the part is wanted again once the
@@ -409,6 +413,9 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       // the lifted parts are sent in full again: the cache breaks at the first of them
       for (const id of lifted) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
     }
+    // so are the parts restored since the last call
+    for (const id of rt.restoredSent) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
+    rt.restoredSent.clear();
     if (rt.replayManual) replayManualCalls(rt, messages);
     const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;
     const taggedBefore = rt.tagged.length;

@@ -441,3 +441,27 @@ describe("a decision on reasoning the provider no longer receives", () => {
     expect(hasReasoning(out[4], 1)).toBe(true);
   });
 });
+
+describe("a restore is a free break", () => {
+  // cat's output is discarded by request and sent so; ls1's supersede by ls2 is on the sent prefix
+  // and waits for a batch. Then the user restores cat: the next prompt changes at cat anyway.
+  const cat = assistant([{ tool: "bash", input: { command: "cat notes" }, output: bigText("prt_cat", 40), id: "prt_cat" }]);
+  const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
+  const h = [user("go"), cat, assistant([], "read"), ls("prt_ls1", 40), ls("prt_ls2", 41), assistant([], "done"), assistant([], "still")];
+
+  it("what waits behind the restored part goes in the same call", () => {
+    const p = createPruner({ preset: "balanced", config: WAITING });
+    let before: Message[] = [];
+    p.transform((before = structuredClone(h.slice(0, 2))));
+    const id = String(toolPart(before, "prt_cat")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+    expect(p.manual(SID, { action: "discard", targets: [id!] }, h.slice(0, 2)).text).toMatch(/discarded/);
+    for (let i = 3; i <= 6; i++) p.transform((before = structuredClone(h.slice(0, i))));
+    expect(String(toolPart(before, "prt_cat")?.state?.output)).not.toContain(bigText("prt_cat", 40));
+    expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
+    expect(p.restore(SID, "prt_cat", "user", h.slice(0, 6))).toBe(true);
+    const after = structuredClone(h);
+    p.transform(after);
+    expect(String(toolPart(after, "prt_cat")?.state?.output)).toContain(bigText("prt_cat", 40));
+    expect(superseded(after, "prt_ls1")).toBe(true);
+  });
+});

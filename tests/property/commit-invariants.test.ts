@@ -5,8 +5,9 @@
 //   1. never stale over fresh: no call shows an older view of a thing in full while a newer view
 //      of it (the same tool called with the same input, or a whole-file read of the same file) is
 //      cleared or truncated;
-//   2. where the sent prefix changes (a prune, the provider dropping earlier reasoning) or the
-//      cache expired, no decision stays pending behind that point: it would cost a second write.
+//   2. where the sent prefix changes (a prune, the provider dropping earlier reasoning, a part
+//      the user or the model restored) or the cache expired, no decision stays pending behind that
+//      point: it would cost a second write.
 import { existsSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { fc, test } from "@fast-check/vitest";
@@ -47,11 +48,16 @@ function thingOf(p: Part): string | undefined {
 /** Output shown in full: unchanged, or with only an id tag after it. */
 const inFull = (shown: string | undefined, original: string) => shown !== undefined && (shown === original || shown.startsWith(original + "\n[acp:") || shown.startsWith(original + " [acp:"));
 
-function replayAndCheck(messages: Message[], preset: string, config: Partial<AcpConfig>, label: string): string[] {
+/** After the `at`-th call (modulo the calls), restore the `pick`-th decided part (/acp restore). */
+type Restore = { at: number; pick: number };
+
+function replayAndCheck(messages: Message[], preset: string, config: Partial<AcpConfig>, label: string, restores: Restore[] = []): string[] {
   const pruner = createPruner({ preset, config: { ...config, protectedTools: [], protectedFiles: [] } });
   const problems: string[] = [];
   let previous: Unit[] | undefined;
   let previousAt: number | undefined;
+  const calls = messages.filter((m, i) => i > 0 && m.info.role === "assistant").length;
+  let callNo = 0;
   for (let i = 0; i < messages.length; i++) {
     const call = messages[i];
     if (call.info.role !== "assistant" || i === 0) continue;
@@ -101,6 +107,13 @@ function replayAndCheck(messages: Message[], preset: string, config: Partial<Acp
     }
     previous = units;
     previousAt = now;
+    if (sessionID !== undefined)
+      for (const r of restores) {
+        if (r.at % calls !== callNo) continue;
+        const ids = Object.keys(pruner.state(sessionID).decisions).sort();
+        if (ids.length > 0) pruner.restore(sessionID, ids[r.pick % ids.length], "user", context);
+      }
+    callNo++;
   }
   return problems;
 }
@@ -119,11 +132,12 @@ function withGaps(messages: Message[], gaps: boolean[]): Message[] {
 const RUNS = runsFor("presets");
 
 describe("commit invariants", () => {
-  test.prop([fc.nat(PRESETS.length - 1), fc.constantFrom(...Object.keys(ORDERS)), sessionSpecArb(flagsFromEnv()), fc.array(fc.boolean(), { minLength: 1, maxLength: 8 })], fcParams(RUNS))(
+  const restoresArb = fc.array(fc.record({ at: fc.nat(60), pick: fc.nat(50) }), { maxLength: 3 });
+  test.prop([fc.nat(PRESETS.length - 1), fc.constantFrom(...Object.keys(ORDERS)), sessionSpecArb(flagsFromEnv()), fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), restoresArb], fcParams(RUNS))(
     "generated sessions: never stale over fresh, nothing pending behind a change",
-    (p, order, spec, gaps) => {
+    (p, order, spec, gaps, restores) => {
       const messages = withGaps(buildSession(spec), gaps);
-      const problems = replayAndCheck(messages, PRESETS[p], ORDERS[order], `${PRESETS[p]}/${order}`);
+      const problems = replayAndCheck(messages, PRESETS[p], ORDERS[order], `${PRESETS[p]}/${order}`, restores);
       expect(problems.slice(0, 5), problems.slice(0, 5).join("\n")).toEqual([]);
     },
     timeoutFor(RUNS, 80),
