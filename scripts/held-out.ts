@@ -1,7 +1,8 @@
 // npx tsx scripts/held-out.ts <mirrors> <out-folder>: rebuilds the held-out sets of docs/tuning.md
-// (sessions 15, 16, 19 and 29) from git mirrors you already have, so their `acp simulate` figures can
+// (sessions 15, 16, 19, 29 and 30) from git mirrors you already have, so their `acp simulate` figures can
 // be reproduced: <out>/multiturn (5 sessions), <out>/origins (37), <out>/multiturn2 (20),
-// <out>/multiturn3 (21), <out>/multiturn4 (23), <out>/multiturn5 (24) and <out>/multiturn6 (24). scripts/held-out.json lists each session by
+// <out>/multiturn3 (21), <out>/multiturn4 (23), <out>/multiturn5 (24), <out>/multiturn6 (24),
+// <out>/multiturn7 (24) and <out>/multiturn8 (24). scripts/held-out.json lists each session by
 // repository, commit and path; nothing is fetched and no transcript is kept in this repository
 // (they are their authors' data). A mirror is looked for as <mirrors>/<owner>+<name>/repo (a bare
 // git directory) or <mirrors>/<owner>/<name> (a clone). Claude Code transcripts are converted with

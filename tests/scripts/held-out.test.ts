@@ -9,7 +9,7 @@ import { gitDirOf, outFile } from "../../scripts/held-out.js";
 const list = JSON.parse(readFileSync(join(__dirname, "../../scripts/held-out.json"), "utf8")).sessions as { set: string; repo: string; commit: string; path: string; format: string }[];
 
 describe("held-out list", () => {
-  it("holds the sets of docs/tuning.md sessions 15, 16, 19 and 29, each session at a full commit", () => {
+  it("holds the sets of docs/tuning.md sessions 15, 16, 19, 29 and 30, each session at a full commit", () => {
     expect(list.filter((e) => e.set === "multiturn")).toHaveLength(5);
     expect(list.filter((e) => e.set === "origins")).toHaveLength(37);
     expect(list.filter((e) => e.set === "multiturn2")).toHaveLength(20);
@@ -17,6 +17,8 @@ describe("held-out list", () => {
     expect(list.filter((e) => e.set === "multiturn4")).toHaveLength(23);
     expect(list.filter((e) => e.set === "multiturn5")).toHaveLength(24);
     expect(list.filter((e) => e.set === "multiturn6")).toHaveLength(24);
+    expect(list.filter((e) => e.set === "multiturn7")).toHaveLength(24);
+    expect(list.filter((e) => e.set === "multiturn8")).toHaveLength(24);
     for (const e of list) {
       expect(e.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(["claude-code-jsonl", "opencode-export"]).toContain(e.format);
