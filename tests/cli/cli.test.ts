@@ -99,7 +99,7 @@ describe("acp rules list / catalog, acp presets", () => {
     const lines = r.out.trimEnd().split("\n");
     expect(lines.slice(0, 3)).toEqual(PRESET_NAMES.map((n) => `${n}: ${loadPreset(n).preset!.description}`));
     expect(lines[4]).toMatch(/^rule\s+compact\s+balanced\s+verbose$/);
-    expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0,"workingSetIdleTurns":4\}\s+with \{"minChars":1000,"idleTurns":5\}\s+off$/);
+    expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0,"workingSetIdleTurns":4\}\s+with \{"minChars":1000,"idleTurns":5,"workCalls":10\}\s+off$/);
     // the presets differ in their commit policy beyond its size threshold
     expect(lines.slice(-6).map((l) => l.split(/\s+/))).toEqual([
       ["(commit", "minTokens)", "50000", "50000", "50000"],
@@ -387,7 +387,7 @@ describe("acp simulate", () => {
     const example = join(process.cwd(), "examples", "session.json");
     const balanced = readFileSync(join(process.cwd(), "presets", "balanced.yaml"), "utf8");
     const careful = join(tmp, "careful.yaml"); // balanced with the two overrides below, as a preset file
-    writeFileSync(careful, balanced.replace(/^  stale-read: .*$/m, "  stale-read: { with: { minChars: 400, idleTurns: 1 } }").replace(/^  stale-shell-output: .*$/m, "  stale-shell-output: off"));
+    writeFileSync(careful, balanced.replace(/^  stale-read: .*$/m, "  stale-read: { with: { minChars: 400, idleTurns: 1, workCalls: 0 } }").replace(/^  stale-shell-output: .*$/m, "  stale-shell-output: off"));
     const cwd = process.cwd();
     const xdg = process.env.XDG_CONFIG_HOME;
     process.env.XDG_CONFIG_HOME = join(tmp, "no-global-config");
@@ -406,7 +406,7 @@ describe("acp simulate", () => {
       const [, def, bal] = await totals("none,config,balanced");
       expect(def).toEqual(bal);
       // a project acp.jsonc that picks a preset and overrides two rules: the same replay as a preset file that does so
-      writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "preset": "balanced", "rules": { "stale-read": { "with": { "minChars": 400, "idleTurns": 1 } }, "stale-shell-output": "off" } }');
+      writeFileSync(join(project, ".opencode", "acp.jsonc"), '{ "preset": "balanced", "rules": { "stale-read": { "with": { "minChars": 400, "idleTurns": 1, "workCalls": 0 } }, "stale-shell-output": "off" } }');
       const [, mine, file, plain] = await totals(`none,config,${careful},balanced`);
       expect(mine).toEqual(file);
       expect(mine).not.toEqual(plain);

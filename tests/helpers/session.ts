@@ -37,6 +37,17 @@ export function assistant(tools: ToolSpec[], text?: string): Message {
 
 export const bigText = (label: string, lines = 300) => Array.from({ length: lines }, (_, i) => `${i + 1}: ${label} line ${i} ${"x".repeat(40)}`).join("\n");
 
+/**
+ * User turn `t` of other work: two checks that each bring a few lines (calls that count for
+ * idleWorkCalls, too short for stale-shell-output), so earlier reads age as in a working session.
+ */
+export const workTurn = (t: number): Message[] => [
+  user(`t${t}`),
+  assistant([{ tool: "bash", input: { command: `make check-${t}` }, output: bigText(`check ${t}`, 3) }]),
+  assistant([{ tool: "bash", input: { command: `make lint-${t}` }, output: bigText(`lint ${t}`, 3) }]),
+  assistant([], "done"),
+];
+
 /** Replays `messages` call by call like the host: a fresh copy of messages[0..i) per assistant message i. */
 export function replay(messages: Message[], transform: (m: Message[]) => void): Message[][] {
   const out: Message[][] = [];

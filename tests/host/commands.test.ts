@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { runCommand, HELP } from "../../src/host/commands.js";
 import { fmtK } from "../../src/host/notify.js";
-import { assistant, bigText, editLastTurn, SID, toolPart, user } from "../helpers/session.js";
+import { assistant, bigText, editLastTurn, SID, toolPart, user, workTurn } from "../helpers/session.js";
 
 function session() {
   return [
@@ -333,7 +333,7 @@ describe("/acp commands", () => {
   function threeReads() {
     const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
     const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
-    for (let t = 4; t < 12; t++) h.push(user(`t${t}`), assistant([{ tool: "bash", input: { command: `echo ${t}` }, output: "ok" }]), assistant([], "done"));
+    for (let t = 4; t < 12; t++) h.push(...workTurn(t));
     const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
     for (let i = 1; i <= h.length; i++) if (i === h.length || h[i].info.role === "assistant") p.transform(structuredClone(h.slice(0, i)));
     return { h, p };
@@ -376,8 +376,8 @@ describe("/acp commands", () => {
     expect(toolPart(next, "prt_g")?.state?.output).toMatch(/→ discarded by the user\n\[acp:t\w+\]$/);
     expect(toolPart(next, "prt_r4")?.state?.output).toBe(`${bigText("calc v3", 120)}\n[acp:${r4}]`);
     for (const [id, v, tag] of [["prt_r1", "calc v1", r1], ["prt_r2", "calc v2", r2], ["prt_r3", "calc v3", r3]]) expect(toolPart(next, id)?.state?.output).toBe(`${bigText(v, 120)}\n[acp:${tag}]`);
-    // the newest 20 outputs: the restored reads too, so every view of calc.ts goes
-    expect(runCommand(p, SID, "sweep 20", h)).toMatch(/^acp sweep: 4 outputs discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 already pruned, 8 too small to be worth it\.$/);
+    // the newest 40 outputs: the restored reads too (and the 16 checks), so every view of calc.ts goes
+    expect(runCommand(p, SID, "sweep 40", h)).toMatch(/^acp sweep: 20 outputs discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 already pruned\.$/);
     next = structuredClone(h);
     p.transform(next);
     for (const id of ["prt_r1", "prt_r2", "prt_r3", "prt_r4"]) expect(toolPart(next, id)?.state?.output).toMatch(/→ discarded by the user\n\[acp:t\w+\]$/);
