@@ -221,7 +221,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     const at = pinAt(history ?? rt.graph?.messages);
     for (const id of [partId, ...newer]) {
       // a decision was sent with the call that committed it: the next prompt changes at this part
-      if (state.decisions[id]) rt.restoredSent.add(id);
+      if (state.decisions[id] && !state.restoredSent?.includes(id)) (state.restoredSent ??= []).push(id);
       unprune(rt, id, at);
     }
     const unpruned = had || newer.length > 0;
@@ -414,8 +414,8 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       for (const id of lifted) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
     }
     // so are the parts restored since the last call
-    for (const id of rt.restoredSent) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
-    rt.restoredSent.clear();
+    for (const id of rt.state.restoredSent ?? []) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
+    delete rt.state.restoredSent;
     if (rt.replayManual) replayManualCalls(rt, messages);
     const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;
     const taggedBefore = rt.tagged.length;

@@ -126,17 +126,11 @@ export class SessionRuntime {
   committedNow: number[] = [];
   /**
    * The first node this call shows differently from the last request for a reason of its own (a
-   * decision lifted after a revert, reverted.ts, or a restore): the cached prefix breaks there
-   * anyway (commit.ts).
+   * decision lifted after a revert, reverted.ts, or a part restored since, SessionState.restoredSent):
+   * the cached prefix breaks there anyway (commit.ts).
    */
   changedFrom = Infinity;
-  /**
-   * Parts a restore sent back in full since the last call whose pruned form the provider had got:
-   * the next prompt changes at the first of them (changedFrom). Kept in this process only: a process
-   * that starts between the restore and the next call sees no break there, and what waits behind it
-   * waits on, as for any prefix it did not see change.
-   */
-  restoredSent = new Set<string>();
+
   /** Node indexes restored since the last call: their messages' tags are recomputed. */
   touched: number[] = [];
   /**

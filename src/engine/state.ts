@@ -43,6 +43,13 @@ export interface SessionState {
    * tokens they would free); none: nothing. /acp stats and budget read it in a new process too.
    */
   waiting?: { parts: number; tokens: number };
+  /**
+   * Parts restored since the last call whose pruned form the provider had got: the next call's
+   * prompt changes at the first of them anyway, so commit takes it as a free break (what waits
+   * behind it goes in the same call); that call clears it. In the state so that a process started
+   * between the restore and the call decides as the live one would.
+   */
+  restoredSent?: string[];
   decisions: Record<string, DecisionSlots>;
   /**
    * Parts the user or model restored: rules leave them alone until the thing is viewed again after

@@ -23,7 +23,7 @@ export interface JournalLine {
   regret?: Record<string, RegretEvent>;
 }
 
-const SCALARS = ["calls", "rev", "sentUpTo", "introAt", "lastCallAt", "cachedSince", "waiting"] as const;
+const SCALARS = ["calls", "rev", "sentUpTo", "introAt", "lastCallAt", "cachedSince", "waiting", "restoredSent"] as const;
 const PART_RECORDS = ["decisions", "manual", "pinned"] as const;
 
 /**

@@ -84,9 +84,15 @@ export function mergeState(ours: SessionState, disk: SessionState, base: Session
   ours.calls = Math.max(ours.calls, disk.calls);
   if (typeof disk.lastCallAt === "number" && !((ours.lastCallAt ?? -Infinity) >= disk.lastCallAt)) {
     ours.lastCallAt = disk.lastCallAt;
-    // what the newer call left waiting goes with it
+    // what the newer call left waiting goes with it, and it used the restores made before it
     if (disk.waiting === undefined) delete ours.waiting;
     else ours.waiting = disk.waiting;
+    if (disk.restoredSent === undefined) delete ours.restoredSent;
+    else ours.restoredSent = [...disk.restoredSent];
+  } else {
+    // a restore made elsewhere since our last sync breaks the next prompt too
+    for (const id of disk.restoredSent ?? [])
+      if (!base.restoredSent?.includes(id) && !ours.restoredSent?.includes(id)) (ours.restoredSent ??= []).push(id);
   }
   if (typeof disk.cachedSince === "number" && !((ours.cachedSince ?? -Infinity) >= disk.cachedSince)) ours.cachedSince = disk.cachedSince;
   return changed;

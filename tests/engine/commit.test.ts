@@ -464,4 +464,19 @@ describe("a restore is a free break", () => {
     expect(String(toolPart(after, "prt_cat")?.state?.output)).toContain(bigText("prt_cat", 40));
     expect(superseded(after, "prt_ls1")).toBe(true);
   });
+
+  it("a process started between the restore and the next call decides the same (the state holds it)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-restore-"));
+    const p = createPruner({ preset: "balanced", config: WAITING, stateDir: dir });
+    let before: Message[] = [];
+    p.transform((before = structuredClone(h.slice(0, 2))));
+    const id = String(toolPart(before, "prt_cat")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
+    p.manual(SID, { action: "discard", targets: [id!] }, h.slice(0, 2));
+    for (let i = 3; i <= 6; i++) p.transform(structuredClone(h.slice(0, i)));
+    expect(p.restore(SID, "prt_cat", "user", h.slice(0, 6))).toBe(true);
+    const after = structuredClone(h);
+    createPruner({ preset: "balanced", config: WAITING, stateDir: dir }).transform(after);
+    expect(String(toolPart(after, "prt_cat")?.state?.output)).toContain(bigText("prt_cat", 40));
+    expect(superseded(after, "prt_ls1")).toBe(true);
+  });
 });

@@ -8,6 +8,7 @@ import { idFor } from "../../src/engine/ids.js";
 import { addRegret, newState } from "../../src/engine/state.js";
 import { journalFile, loadState, readState, saveState, stateFile, stateJson } from "../../src/store/state-files.js";
 import { JOURNAL_VERSION } from "../../src/store/journal.js";
+import { mergeState } from "../../src/store/merge.js";
 import { appendStep, deepCopy, generateSession } from "../engine/session-gen.js";
 import type { Message } from "../../src/graph/types.js";
 import { assistant, bigText, SID, toolPart, user } from "../helpers/session.js";
@@ -289,3 +290,19 @@ describe("state file writing", () => {
   });
 });
 
+
+describe("merging the parts restored since the last call (restoredSent)", () => {
+  const at = (lastCallAt: number, restoredSent?: string[]) => ({ ...newState(SID), lastCallAt, ...(restoredSent ? { restoredSent } : {}) });
+
+  it("takes a restore made in the other process since our last sync: the next prompt breaks there too", () => {
+    const ours = at(5, ["prt_a"]);
+    mergeState(ours, at(5, ["prt_b"]), at(5));
+    expect(ours.restoredSent).toEqual(["prt_a", "prt_b"]);
+  });
+
+  it("a newer call elsewhere used them: its value stands", () => {
+    const ours = at(5, ["prt_a"]);
+    mergeState(ours, at(6), at(5, ["prt_a"]));
+    expect(ours.restoredSent).toBeUndefined();
+  });
+});
