@@ -68,10 +68,13 @@ function replayAndCheck(messages: Message[], preset: string, config: Partial<Acp
     const units = renderPrompt(copy, OPENCODE);
     const where = `${label} call ${call.info.id}`;
 
-    // 1. never stale over fresh
+    // 1. never stale over fresh, among the parts the provider receives (an assistant message with
+    // an error other than an abort never reaches it: seed 881779079, a read in an APIError message)
     const shown = outputs(copy);
+    const sent = new Set(units.map((u) => u.partId));
     const things = new Map<string, Part[]>();
     for (const m of context) for (const p of m.parts) {
+      if (!sent.has(p.id)) continue;
       const t = thingOf(p);
       if (t !== undefined) (things.get(t) ?? things.set(t, []).get(t)!).push(p);
     }
