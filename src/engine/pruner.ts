@@ -413,9 +413,11 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       // the lifted parts are sent in full again: the cache breaks at the first of them
       for (const id of lifted) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
     }
-    // so are the parts restored since the last call
-    for (const id of rt.state.restoredSent ?? []) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
-    delete rt.state.restoredSent;
+    // so are the parts restored since the last call (the compaction's copy is not that call's prompt)
+    if (!compaction) {
+      for (const id of rt.state.restoredSent ?? []) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
+      delete rt.state.restoredSent;
+    }
     if (rt.replayManual) replayManualCalls(rt, messages);
     const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;
     const taggedBefore = rt.tagged.length;

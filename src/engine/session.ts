@@ -130,7 +130,6 @@ export class SessionRuntime {
    * the cached prefix breaks there anyway (commit.ts).
    */
   changedFrom = Infinity;
-
   /** Node indexes restored since the last call: their messages' tags are recomputed. */
   touched: number[] = [];
   /**
