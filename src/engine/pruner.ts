@@ -410,14 +410,12 @@ export function createPruner(options: PrunerOptions): AcpPruner {
     if (lifted.length > 0) {
       rt.stale = true;
       rt.update(graph);
-      // the lifted parts are sent in full again: the cache breaks at the first of them
-      for (const id of lifted) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
     }
-    // so are the parts restored since the last call (the compaction's copy is not that call's prompt)
-    if (!compaction) {
-      for (const id of rt.state.restoredSent ?? []) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
-      delete rt.state.restoredSent;
-    }
+    // the lifted parts and the parts restored since the last call are sent in full again: the cache
+    // breaks at the first of them (the compaction's copy is not that call's prompt)
+    const restored = compaction ? [] : (rt.state.restoredSent ?? []);
+    for (const id of [...lifted, ...restored]) rt.changedFrom = Math.min(rt.changedFrom, graph.byId.get(id)?.index ?? Infinity);
+    if (!compaction) delete rt.state.restoredSent;
     if (rt.replayManual) replayManualCalls(rt, messages);
     const tokens = policy.pressureTokens > 0 ? renderedTokens(rt) : 0;
     const taggedBefore = rt.tagged.length;
