@@ -69,9 +69,8 @@ export function strategyOptions(strategy: string, o: { rules?: string[]; cacheTt
   const preset = strategyPreset(strategy);
   if (preset === undefined) return undefined;
   // a misspelt baseline or `config` (the preset loader suggests only presets)
-  const other = [...BASELINES, CONFIG_STRATEGY, "none"];
-  if (preset === strategy && !existsSync(strategy) && didYouMean(strategy, other) && !didYouMean(strategy, PRESET_NAMES))
-    throw new Error(`strategy "${strategy}": unknown strategy${didYouMean(strategy, other)}`);
+  const hint = preset === strategy && !existsSync(strategy) ? didYouMean(strategy, [...BASELINES, CONFIG_STRATEGY, "none"]) : "";
+  if (hint && !didYouMean(strategy, PRESET_NAMES)) throw new Error(`strategy "${strategy}": unknown strategy${hint}`);
   // Baselines reproduce other pruners: without this plugin's own additions (ids, system prompt).
   // The pruner is told the same cache lifetime the cost figures assume.
   const config = BASELINES.includes(strategy) ? { tool: false } : ttl ? { commit: ttl } : undefined;
