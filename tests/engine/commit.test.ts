@@ -449,8 +449,8 @@ describe("a restore is a free break", () => {
   const ls = (id: string, lines: number) => assistant([{ tool: "bash", input: { command: "ls" }, output: bigText(id, lines), id }]);
   const h = [user("go"), cat, assistant([], "read"), ls("prt_ls1", 40), ls("prt_ls2", 41), assistant([], "done"), assistant([], "still")];
 
-  it("what waits behind the restored part goes in the same call", () => {
-    const p = createPruner({ preset: "balanced", config: WAITING });
+  /** Discards cat, replays up to "done" with ls1's supersede pending, restores cat; returns the next call's messages, transformed by `next`. */
+  function restoreWhileWaiting(p: ReturnType<typeof createPruner>, next: (messages: Message[]) => void): Message[] {
     let before: Message[] = [];
     p.transform((before = structuredClone(h.slice(0, 2))));
     const id = String(toolPart(before, "prt_cat")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
@@ -460,23 +460,20 @@ describe("a restore is a free break", () => {
     expect(superseded(before, "prt_ls1")).toBe(false); // pending: does not repay on its own
     expect(p.restore(SID, "prt_cat", "user", h.slice(0, 6))).toBe(true);
     const after = structuredClone(h);
-    p.transform(after);
+    next(after);
     expect(String(toolPart(after, "prt_cat")?.state?.output)).toContain(bigText("prt_cat", 40));
-    expect(superseded(after, "prt_ls1")).toBe(true);
+    return after;
+  }
+
+  it("what waits behind the restored part goes in the same call", () => {
+    const p = createPruner({ preset: "balanced", config: WAITING });
+    expect(superseded(restoreWhileWaiting(p, (m) => p.transform(m)), "prt_ls1")).toBe(true);
   });
 
   it("a process started between the restore and the next call decides the same (the state holds it)", () => {
     const dir = mkdtempSync(join(tmpdir(), "acp-restore-"));
     const p = createPruner({ preset: "balanced", config: WAITING, stateDir: dir });
-    let before: Message[] = [];
-    p.transform((before = structuredClone(h.slice(0, 2))));
-    const id = String(toolPart(before, "prt_cat")?.state?.output).match(/\[acp:(t\w+)\]$/)?.[1];
-    p.manual(SID, { action: "discard", targets: [id!] }, h.slice(0, 2));
-    for (let i = 3; i <= 6; i++) p.transform(structuredClone(h.slice(0, i)));
-    expect(p.restore(SID, "prt_cat", "user", h.slice(0, 6))).toBe(true);
-    const after = structuredClone(h);
-    createPruner({ preset: "balanced", config: WAITING, stateDir: dir }).transform(after);
-    expect(String(toolPart(after, "prt_cat")?.state?.output)).toContain(bigText("prt_cat", 40));
-    expect(superseded(after, "prt_ls1")).toBe(true);
+    const fresh = (m: Message[]) => createPruner({ preset: "balanced", config: WAITING, stateDir: dir }).transform(m);
+    expect(superseded(restoreWhileWaiting(p, fresh), "prt_ls1")).toBe(true);
   });
 });

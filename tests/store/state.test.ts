@@ -290,7 +290,6 @@ describe("state file writing", () => {
   });
 });
 
-
 describe("merging the parts restored since the last call (restoredSent)", () => {
   const at = (lastCallAt: number, restoredSent?: string[]) => ({ ...newState(SID), lastCallAt, ...(restoredSent ? { restoredSent } : {}) });
 
