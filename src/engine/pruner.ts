@@ -217,8 +217,9 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       noteRestore(state, partId, by);
       rt.backedOff.forget();
     }
-    // pinned until the thing is viewed again after this request's newest message (pins.ts)
-    const at = pinAt(history ?? rt.graph?.messages);
+    // pinned until the thing is viewed again after this request's newest message (pins.ts): the
+    // last request's, also when it failed (the model saw it, as it came)
+    const at = pinAt(history ?? rt.failedHistory ?? rt.graph?.messages);
     for (const id of [partId, ...newer]) {
       // a decision was sent with the call that committed it: the next prompt changes at this part
       if (state.decisions[id] && !state.restoredSent?.includes(id)) (state.restoredSent ??= []).push(id);
@@ -399,6 +400,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
    */
   function decide(rt: SessionRuntime, messages: Message[], lastId: string | undefined, tool: boolean, now: number, policy: CommitPolicy, compaction: boolean, carried?: (i: number, part: Part) => void) {
     rt.lastCall = { count: messages.length, lastId };
+    rt.failedHistory = undefined;
     rt.dirty = false;
     const graph = buildGraph(messages, rt.graph, { host, anchor: rt.state.introAt, anchor2: rt.state.sentUpTo, carried });
     const seenBefore = rt.processed;
@@ -502,6 +504,7 @@ export function createPruner(options: PrunerOptions): AcpPruner {
       if (rt) {
         rt.stale = true;
         rt.lastCall = undefined;
+        rt.failedHistory = messages;
       }
       onError(e, "transform");
     }

@@ -4,6 +4,7 @@
 import { type Graph, type PartNode } from "../graph/graph.js";
 import { clearedByHost } from "../graph/prompt.js";
 import type { HostProfile } from "../graph/host.js";
+import type { Message } from "../graph/types.js";
 import { idTags, type IdTags } from "./id-tags.js";
 import type { FactContext } from "./facts.js";
 import { promptTokensOf } from "./prompt-size.js";
@@ -103,6 +104,11 @@ export class SessionRuntime {
   graph!: Graph;
   /** Shape of the last transformed history, to recognise a repeat of the same call. */
   lastCall?: { count: number; lastId?: string };
+  /**
+   * The last request's history when transform failed on it: it went out as it came, newer than the
+   * graph (the call before's), so a restore without a history pins at its newest message (pins.ts pinAt).
+   */
+  failedHistory?: Message[];
   /** Another process's decisions were merged into state: rebuild the caches on the next call. */
   stale = false;
   /** The state was missing or unreadable: rebuild manual decisions from the history once. */

@@ -503,6 +503,67 @@ describe("a fault in the middle of the graph walk (fail-open.test.ts nightly, se
 });
 
 
+describe("a restore right after a failed call (fail-open.test.ts, seed 96718880)", () => {
+  // A restore without a history pins the part at the newest message of the last request (pins.ts).
+  // The engine took that from its graph, which a failed call leaves as the call before made it; but
+  // the failed request went out as it came, newer view and all. So the restore pinned the part
+  // before a view the model had already seen, the next call took that view for a new one and ended
+  // the pin, and the part restored a moment ago was pruned again. A failed call's history now names
+  // the last request.
+  const read = (id: string, out: string): Part => ({ id, sessionID: sid, messageID: `m_${id}`, type: "tool", callID: `c_${id}`, tool: "read", state: { status: "completed", input: { filePath: "/a.ts" }, output: out, title: "", metadata: {}, time: { start: 0, end: 1 } } } as Part);
+  const hist = (): Message[] => [
+    { info: { id: "m1", sessionID: sid, role: "user" }, parts: [{ id: "p1", sessionID: sid, messageID: "m1", type: "text", text: "go" }] },
+    { info: { id: "m2", sessionID: sid, role: "assistant" }, parts: [read("p2", "x\n".repeat(400))] },
+    { info: { id: "m3", sessionID: sid, role: "assistant" }, parts: [read("p3", "y\n".repeat(400))] },
+    { info: { id: "m4", sessionID: sid, role: "assistant" }, parts: [read("p4", "z\n".repeat(400))] },
+  ];
+
+  it("the restored part stays in full on the next call", () => {
+    const errors: string[] = [];
+    const p = createPruner({ preset: "compact", config: { commit: { minTokens: 0 } }, onError: (_e, where) => errors.push(where) });
+    p.transform(hist().slice(0, 3));
+    expect(p.state(sid).decisions.p2?.output?.rule).toBe("identical-call");
+    const faulty = hist();
+    const part = faulty[3].parts[0] as unknown as Record<string, unknown>;
+    const type = part.type;
+    let reads = 0;
+    Object.defineProperty(part, "type", { enumerable: true, configurable: true, get: () => { if (++reads === 1) throw new Error("injected fault"); return type; } });
+    p.transform(faulty);
+    expect(errors).toEqual(["transform"]);
+    expect(p.restore(sid, "p2")).toBe(true);
+    // actual before the fix: "m3", and the next call superseded p2 (and p3) by the read in m4
+    expect(p.state(sid).pinned?.p2).toBe("m4");
+    const after = hist();
+    p.transform(after);
+    expect(errors).toEqual(["transform"]);
+    expect(after[1].parts[0]).toEqual(hist()[1].parts[0]);
+  });
+
+  // The shrunk counterexample as the property generated it: the fault hits the last call (19 of
+  // 10 calls), the one that first holds the second websearch; the restore of everything follows.
+  const [, spec, schedule, fault] = [0,{"sid":-1,"turns":[{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":false,"tools":[{"tool":"websearch","input":{"shape":0,"mix":0,"filePath":0,"command":0,"pattern":0,"url":0,"query":2,"content":{"lines":71,"width":0,"flavor":0,"seed":0},"oldString":{"lines":0,"width":0,"flavor":0,"seed":0},"newString":{"lines":0,"width":0,"flavor":0,"seed":0},"todos":"pending"},"status":"completed","output":{"blob":{"lines":1,"width":3,"flavor":2,"seed":0}},"error":{"blob":{"lines":71,"width":0,"flavor":0,"seed":0}},"compacted":false,"attachments":false,"interrupted":false,"odd":"none"}],"extras":[]}]},{"user":[{"k":"text","text":{"raw":""}}],"steps":[{"markers":false,"text":{"blob":{"lines":13,"width":0,"flavor":0,"seed":0}},"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"text":{"blob":{"lines":13,"width":0,"flavor":0,"seed":0}},"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[{"tool":"websearch","input":{"shape":0,"mix":0,"filePath":0,"command":0,"pattern":0,"url":0,"query":2,"content":{"lines":0,"width":0,"flavor":0,"seed":0},"oldString":{"lines":71,"width":0,"flavor":0,"seed":0},"newString":{"lines":0,"width":0,"flavor":0,"seed":0},"todos":"pending"},"status":"completed","output":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}},"error":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}},"compacted":false,"attachments":false,"interrupted":false,"odd":"none"}],"extras":[]}]}],"odd":{"dupParts":[],"dupMsgs":[],"swaps":[],"empties":[]}},{"repeatMask":0,"restores":[]},{"call":19,"target":0,"prop":"text","at":1}] as const;
+
+  it("the shrunk replay passes every invariant", () => {
+    const sink = new ErrorSink();
+    const dir = tmp("acp-reg-restorefault-");
+    const pruner = createPruner({ preset: "compact", stateDir: dir, onError: sink.onError });
+    const messages = buildSession(spec as never);
+    const inject = {
+      at: fault.call,
+      apply(input: Message[]) {
+        const p = input.flatMap((m) => m.parts)[fault.target] as unknown as Record<string, unknown>;
+        let value = p.text;
+        let armed = true;
+        Object.defineProperty(p, "text", { enumerable: true, configurable: true, get: () => { if (armed) { armed = false; throw new Error("injected fault"); } return value; }, set: (v) => (value = v) });
+        return () => void (armed = false);
+      },
+    };
+    const violations = replayAndCheck(messages, { ...(schedule as object), restartAt: undefined } as never, { label: "fault compact text@1", pruner, stateDir: dir, inject, sink }, newStats());
+    expect(violations, violations.join("\n")).toEqual([]);
+  });
+});
+
+
 describe("a later message reusing the id of the last one sent (commit-invariants.test.ts, seed 1978246334: dupMsgs + swaps)", () => {
   // The previous call sent [user, assistant with signed reasoning]; this call adds an assistant message
   // with an errored read (compact trims its output) and a new user message, which drops the
