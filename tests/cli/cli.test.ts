@@ -99,7 +99,8 @@ describe("acp rules list / catalog, acp presets", () => {
     const lines = r.out.trimEnd().split("\n");
     expect(lines.slice(0, 3)).toEqual(PRESET_NAMES.map((n) => `${n}: ${loadPreset(n).preset!.description}`));
     expect(lines[4]).toMatch(/^rule\s+compact\s+balanced\s+verbose$/);
-    expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0,"workingSetIdleTurns":4\}\s+with \{"minChars":1000,"idleTurns":5,"workCalls":10\}\s+off$/);
+    expectLine(lines, /^stale-read\s+with \{"minChars":400,"docMinChars":2000,"idleTurns":4,"userNamedTurns":0,"workingSetIdleTurns":4\}\s+with \{"minChars":1000,"idleTurns":10,"workCalls":10\}\s+off$/);
+    expectLine(lines, /^idle-large-output\s+with \{"calls":9,"minChars":500,"userNamedTurns":0,"workingSetCalls":9\}\s+with \{"tools":\["bash","grep","webfetch","websearch","codesearch"\],"workCalls":17,"workingSetWorkCalls":60\}\s+off$/);
     // the presets differ in their commit policy beyond its size threshold
     expect(lines.slice(-6).map((l) => l.split(/\s+/))).toEqual([
       ["(commit", "minTokens)", "50000", "50000", "50000"],

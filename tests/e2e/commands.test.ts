@@ -49,7 +49,10 @@ describe("/acp commands in the real host", () => {
     ws = await createWorkspace({
       files: { "notes.txt": `${NOTES}\n` },
       plugins: [ACP_PLUGIN],
-      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 }, idsFromTokens: 0 }) },
+      // idle-large-output with its default tools (read too; balanced leaves reads to stale-read, which
+      // passes over a short .txt unseen): explain of the fresh read then shows a rule whose facts
+      // (idle calls, the user naming the file) a new process works out from the history
+      globalFiles: { "acp.jsonc": JSON.stringify({ commit: { minTokens: 0 }, idsFromTokens: 0, rules: { "idle-large-output": { with: { tools: ["bash", "read", "grep", "webfetch", "websearch", "codesearch"] } } } }) },
     });
   });
   afterAll(async () => ws?.dispose());

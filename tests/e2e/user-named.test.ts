@@ -3,7 +3,9 @@
 // reasoning, as Anthropic's does (the free cache break at the next user message, where the pending
 // age prunes apply). The fake model speaks the OpenAI-compatible API, whose reasoning_content is
 // sent back and cached, so acp.jsonc says `earlierReasoning: dropped` (reasoning-sent.test.ts has
-// the default for that API). The user asks to follow
+// the default for that API). One more setting: idle-large-output clears reads too (`tools`, its own
+// default; balanced leaves reads to stale-read, which waits 10 turns, ten runs more, and keeps a
+// document under 8000 chars whoever named it, so it could not show the naming). The user asks to follow
 // "docs/project-plan" (PROJECT_PLAN.md, named without its extension); the agent reads it and another
 // large file, then makes 21 more calls, each printing a few lines (a call that prints a line or two
 // is bookkeeping and does not count: idleWorkCalls). At the next user message idle-large-output
@@ -19,11 +21,11 @@ import { call, expectCleanRun } from "./expect-run.js";
 const lines = (what: string) => Array.from({ length: 60 }, (_, i) => `${what} line ${i + 1}: text long enough to be worth clearing`).join("\n");
 const think = (tag: string) => `${tag}: thinking about the next step. `.repeat(4).trim();
 
-describe("opencode-acp in the real host: a file the user named stays (defaults, a thinking model whose earlier reasoning is dropped)", () => {
+describe("opencode-acp in the real host: a file the user named stays (defaults with idle-large-output on reads, a thinking model whose earlier reasoning is dropped)", () => {
   let ws: Workspace;
   beforeAll(async () => {
     if (!fs.existsSync(ACP_PLUGIN)) throw new Error(`${ACP_PLUGIN} is missing: run \`npm run build\` before the e2e tests`);
-    ws = await createWorkspace({ files: { "docs/PROJECT_PLAN.md": `${lines("plan")}\n`, "src/notes.ts": `${lines("// notes")}\n` }, plugins: [ACP_PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify({ earlierReasoning: "dropped" }) } });
+    ws = await createWorkspace({ files: { "docs/PROJECT_PLAN.md": `${lines("plan")}\n`, "src/notes.ts": `${lines("// notes")}\n` }, plugins: [ACP_PLUGIN], globalFiles: { "acp.jsonc": JSON.stringify({ earlierReasoning: "dropped", rules: { "idle-large-output": { with: { tools: ["bash", "read", "grep", "webfetch", "websearch", "codesearch"] } } } }) } });
   });
   afterAll(async () => ws?.dispose());
 

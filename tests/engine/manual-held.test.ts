@@ -8,16 +8,16 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
-import { assistant, bigText, replay, SID, toolPart, user, workTurn } from "../helpers/session.js";
+import { assistant, bigText, replay, SID, toolPart, user, workTurns } from "../helpers/session.js";
 
 const HOUR = 3_600_000;
 const read = (v: string, id: string, filePath = "src/calc.ts") => assistant([{ tool: "read", input: { filePath }, output: bigText(v, 120), id }]);
 
-/** src/calc.ts read in turns 1, 2 and 3 (r1, r2 superseded, r3 cleared by age later), other work, and a grep in the last turn. */
+/** src/calc.ts read in turns 1, 2 and 3 (r1, r2 superseded, r3 cleared by age later), ten turns of other work, and a grep in the last turn. */
 function reads(): Message[] {
   const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
-  for (let t = 4; t < 12; t++) h.push(...workTurn(t));
-  h.push(user("t12"), assistant([{ tool: "grep", input: { pattern: "calc" }, output: bigText("grep", 80), id: "prt_g" }]));
+  h.push(...workTurns(4, 10));
+  h.push(user("t14"), assistant([{ tool: "grep", input: { pattern: "calc" }, output: bigText("grep", 80), id: "prt_g" }]));
   return h;
 }
 

@@ -5,15 +5,15 @@
 import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
-import { assistant, bigText, replay, SID, toolPart, user, workTurn } from "../helpers/session.js";
+import { assistant, bigText, replay, SID, toolPart, user, workTurns } from "../helpers/session.js";
 
 const HOUR = 3_600_000;
 
-/** src/calc.ts read in turns 1, 2 and 3, then eight turns of other work (two checks each): r1 and r2 superseded, r3 cleared by age. */
+/** src/calc.ts read in turns 1, 2 and 3, then ten turns of other work (two checks each): r1 and r2 superseded, r3 cleared by age (balanced's stale-read). */
 function reads(): Message[] {
   const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
   const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
-  for (let t = 4; t < 12; t++) h.push(...workTurn(t));
+  h.push(...workTurns(4, 10));
   return h;
 }
 

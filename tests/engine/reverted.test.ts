@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import type { Message } from "../../src/graph/types.js";
-import { assistant, bigText, replay, SID, toolPart, user, workTurn } from "../helpers/session.js";
+import { assistant, bigText, replay, SID, toolPart, user, workTurns } from "../helpers/session.js";
 
 const HOUR = 3_600_000;
 const FILE = "/w/src/calc.ts";
@@ -84,14 +84,13 @@ describe("a revert removes the view a supersede stands for", () => {
   });
 
   it("the lift breaks the cached prefix at the lifted part: what waits behind it goes in the same call", () => {
-    // turn 1 reads a.ts and c.ts; turns 2-6 run checks; turn 7 reads a.ts again and names c.ts, and the
-    // cache expires: the first read of a.ts is superseded (c.ts is in use). Turn 7 is undone: c.ts
-    // is 6 turns idle, so stale-read wants it (and the lifted read), and nothing batches them
+    // turn 1 reads a.ts and c.ts; turns 2-10 run checks; turn 11 reads a.ts again and names c.ts, and the
+    // cache expires: the first read of a.ts is superseded (c.ts is in use). Turn 11 is undone: c.ts
+    // is 10 turns idle, so stale-read wants it (and the lifted read), and nothing batches them
     const t0 = Date.now();
     const readOf = (file: string, v: string, id: string) => assistant([{ tool: "read", input: { filePath: file }, output: bigText(v, 120), id }]);
     const turn1 = [user("read a.ts and c.ts"), readOf("/w/src/a.ts", "a v1", "prt_a1"), readOf("/w/src/c.ts", "c v1", "prt_c1"), assistant([], "read both")];
-    const chatter: Message[] = [];
-    for (let i = 2; i <= 6; i++) chatter.push(...workTurn(i));
+    const chatter = workTurns(2, 9);
     const full = [...turn1, ...chatter, user("look at a.ts again"), readOf("/w/src/a.ts", "a v2", "prt_a2"), assistant([], "a.ts changed; c.ts looks fine"), user("thanks")];
     const p = createPruner({ config: { commit: { minTokens: 1e9, breakEven: 0 } } });
     replay(full.slice(0, -1), (m) => p.transform(m, { now: t0 }));

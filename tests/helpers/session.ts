@@ -48,6 +48,13 @@ export const workTurn = (t: number): Message[] => [
   assistant([], "done"),
 ];
 
+/**
+ * `count` turns of other work (workTurn), turns `from` to `from + count - 1`. A read made before
+ * turn `from` and not used since is out of use for `count` turns then, with 2 x `count` calls that
+ * brought something since: balanced's stale-read clears it from 10 such turns (idleTurns 10, workCalls 10).
+ */
+export const workTurns = (from: number, count: number): Message[] => Array.from({ length: count }, (_, i) => workTurn(from + i)).flat();
+
 /** Replays `messages` call by call like the host: a fresh copy of messages[0..i) per assistant message i. */
 export function replay(messages: Message[], transform: (m: Message[]) => void): Message[][] {
   const out: Message[][] = [];

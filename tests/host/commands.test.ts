@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createPruner } from "../../src/index.js";
 import { runCommand, HELP } from "../../src/host/commands.js";
 import { fmtK } from "../../src/host/notify.js";
-import { assistant, bigText, editLastTurn, SID, toolPart, user, workTurn } from "../helpers/session.js";
+import { assistant, bigText, editLastTurn, SID, toolPart, user, workTurns } from "../helpers/session.js";
 
 function session() {
   return [
@@ -329,11 +329,11 @@ describe("/acp commands", () => {
     expect(toolPart(next, "prt_r2")?.state?.output).toBe(bigText("calc v2", 120));
   });
 
-  /** src/calc.ts read in turns 1, 2 and 3 (the first two superseded, the newest cleared by age later), eight more turns, replayed call by call. */
+  /** src/calc.ts read in turns 1, 2 and 3 (the first two superseded, the newest cleared by age later), ten more turns, replayed call by call. */
   function threeReads() {
     const read = (v: string, id: string) => assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText(v, 120), id }]);
     const h = [user("t1"), read("calc v1", "prt_r1"), assistant([], "done"), user("t2"), read("calc v2", "prt_r2"), assistant([], "done"), user("t3"), read("calc v3", "prt_r3"), assistant([], "done")];
-    for (let t = 4; t < 12; t++) h.push(...workTurn(t));
+    h.push(...workTurns(4, 10));
     const p = createPruner({ config: { commit: { minTokens: 0 }, idsFromTokens: 0 } });
     for (let i = 1; i <= h.length; i++) if (i === h.length || h[i].info.role === "assistant") p.transform(structuredClone(h.slice(0, i)));
     return { h, p };
@@ -361,7 +361,7 @@ describe("/acp commands", () => {
     const { h, p } = threeReads();
     const idOf = (partId: string) => Object.entries(p.state(SID).ids ?? {}).find(([, v]) => v === partId)![0];
     const [r1, r2, r3] = [idOf("prt_r1"), idOf("prt_r2"), idOf("prt_r3")];
-    h.push(user("t12"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v3", 120), id: "prt_r4" }, { tool: "grep", input: { pattern: "x" }, output: bigText("g"), id: "prt_g" }]));
+    h.push(user("t14"), assistant([{ tool: "read", input: { filePath: "src/calc.ts" }, output: bigText("calc v3", 120), id: "prt_r4" }, { tool: "grep", input: { pattern: "x" }, output: bigText("g"), id: "prt_g" }]));
     p.transform(structuredClone(h));
     expect(runCommand(p, SID, `restore ${r1}`, h)).toMatch(/^acp: .* restored; it is sent in full from the next request\. Restored with it/);
     p.transform(structuredClone(h));
@@ -376,8 +376,8 @@ describe("/acp commands", () => {
     expect(toolPart(next, "prt_g")?.state?.output).toMatch(/→ discarded by the user\n\[acp:t\w+\]$/);
     expect(toolPart(next, "prt_r4")?.state?.output).toBe(`${bigText("calc v3", 120)}\n[acp:${r4}]`);
     for (const [id, v, tag] of [["prt_r1", "calc v1", r1], ["prt_r2", "calc v2", r2], ["prt_r3", "calc v3", r3]]) expect(toolPart(next, id)?.state?.output).toBe(`${bigText(v, 120)}\n[acp:${tag}]`);
-    // the newest 40 outputs: the restored reads too (and the 16 checks), so every view of calc.ts goes
-    expect(runCommand(p, SID, "sweep 40", h)).toMatch(/^acp sweep: 20 outputs discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 already pruned\.$/);
+    // the newest 40 outputs: the restored reads too (and the 20 checks), so every view of calc.ts goes
+    expect(runCommand(p, SID, "sweep 40", h)).toMatch(/^acp sweep: 24 outputs discarded by you \([\d.]+K tokens\) from the next request; left alone: 1 already pruned\.$/);
     next = structuredClone(h);
     p.transform(next);
     for (const id of ["prt_r1", "prt_r2", "prt_r3", "prt_r4"]) expect(toolPart(next, id)?.state?.output).toMatch(/→ discarded by the user\n\[acp:t\w+\]$/);
