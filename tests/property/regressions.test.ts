@@ -19,6 +19,27 @@ const tmp = (p: string) => {
 afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
 const types = (ms: Message[]) => ms.map((m) => m.parts.map((p) => p.type));
 
+/**
+ * Replays a shrunk fail-open counterexample under compact with every invariant checked: reading
+ * `prop` of what `target` picks throws once, on call `call` (as fail-open.test.ts injects it).
+ */
+function replayWithFault(label: string, dirPrefix: string, spec: unknown, schedule: object, call: number, target: (input: Message[]) => unknown, prop: string): string[] {
+  const sink = new ErrorSink();
+  const dir = tmp(dirPrefix);
+  const pruner = createPruner({ preset: "compact", stateDir: dir, onError: sink.onError });
+  const inject = {
+    at: call,
+    apply(input: Message[]) {
+      const o = target(input) as Record<string, unknown>;
+      let value = o[prop];
+      let armed = true;
+      Object.defineProperty(o, prop, { enumerable: true, configurable: true, get: () => { if (armed) { armed = false; throw new Error("injected fault"); } return value; }, set: (v) => (value = v) });
+      return () => void (armed = false);
+    },
+  };
+  return replayAndCheck(buildSession(spec as never), { ...schedule, restartAt: undefined } as never, { label, pruner, stateDir: dir, inject, sink }, newStats());
+}
+
 describe("duplicate part ids (presets.test.ts, seed 1990296199: odd shape dupParts)", () => {
   // A user text part and an assistant step-start share an id. Decisions are keyed by part id, so
   // the engine leaves a part alone when an earlier part has the same id: nothing is dropped, and a
@@ -483,25 +504,10 @@ describe("a fault in the middle of the graph walk (fail-open.test.ts nightly, se
   const [, spec, schedule, fault] = [0,{"sid":-1,"turns":[{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"blob":{"lines":71,"width":0,"flavor":0,"seed":0}}}],"steps":[{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":false,"tools":[{"tool":"read","input":{"shape":0,"mix":0,"filePath":0,"command":0,"pattern":0,"url":0,"query":0,"content":{"lines":0,"width":0,"flavor":0,"seed":0},"oldString":{"lines":0,"width":0,"flavor":0,"seed":0},"newString":{"lines":13,"width":0,"flavor":0,"seed":0},"todos":"pending"},"status":"completed","output":{"blob":{"lines":13,"width":4,"flavor":2,"seed":0}},"error":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}},"compacted":false,"attachments":false,"interrupted":false,"odd":"none"}],"extras":[]},{"markers":true,"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}}}],"steps":[{"markers":false,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]}]}],"odd":{"dupParts":[],"dupMsgs":[],"swaps":[],"empties":[]}},{"repeatMask":0,"restores":[],"compact":{"at":50,"cut":13},"revert":{"at":5,"back":1}},{"call":11,"target":8,"prop":"parts","at":1}] as const;
 
   it("every prune stays through the failed call and after it", () => {
-    const sink = new ErrorSink();
-    const dir = tmp("acp-reg-walkfault-");
-    const pruner = createPruner({ preset: "compact", stateDir: dir, onError: sink.onError });
-    const messages = buildSession(spec as never);
-    const inject = {
-      at: fault.call,
-      apply(input: Message[]) {
-        const m = input[fault.target % input.length] as unknown as Record<string, unknown>;
-        let value = m.parts;
-        let armed = true;
-        Object.defineProperty(m, "parts", { enumerable: true, configurable: true, get: () => { if (armed) { armed = false; throw new Error("injected fault"); } return value; }, set: (v) => (value = v) });
-        return () => void (armed = false);
-      },
-    };
-    const violations = replayAndCheck(messages, { ...(schedule as object), restartAt: undefined } as never, { label: "fault compact parts@1", pruner, stateDir: dir, inject, sink }, newStats());
+    const violations = replayWithFault("fault compact parts@1", "acp-reg-walkfault-", spec, schedule, fault.call, (input) => input[fault.target % input.length], "parts");
     expect(violations, violations.join("\n")).toEqual([]);
   });
 });
-
 
 describe("a restore right after a failed call (fail-open.test.ts, seed 96718880)", () => {
   // A restore without a history pins the part at the newest message of the last request (pins.ts).
@@ -544,25 +550,10 @@ describe("a restore right after a failed call (fail-open.test.ts, seed 96718880)
   const [, spec, schedule, fault] = [0,{"sid":-1,"turns":[{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":false,"tools":[{"tool":"websearch","input":{"shape":0,"mix":0,"filePath":0,"command":0,"pattern":0,"url":0,"query":2,"content":{"lines":71,"width":0,"flavor":0,"seed":0},"oldString":{"lines":0,"width":0,"flavor":0,"seed":0},"newString":{"lines":0,"width":0,"flavor":0,"seed":0},"todos":"pending"},"status":"completed","output":{"blob":{"lines":1,"width":3,"flavor":2,"seed":0}},"error":{"blob":{"lines":71,"width":0,"flavor":0,"seed":0}},"compacted":false,"attachments":false,"interrupted":false,"odd":"none"}],"extras":[]}]},{"user":[{"k":"text","text":{"raw":""}}],"steps":[{"markers":false,"text":{"blob":{"lines":13,"width":0,"flavor":0,"seed":0}},"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"text":{"blob":{"lines":13,"width":0,"flavor":0,"seed":0}},"tools":[],"extras":[]}]},{"user":[{"k":"text","text":{"snippet":0}}],"steps":[{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[],"extras":[]},{"markers":true,"tools":[{"tool":"websearch","input":{"shape":0,"mix":0,"filePath":0,"command":0,"pattern":0,"url":0,"query":2,"content":{"lines":0,"width":0,"flavor":0,"seed":0},"oldString":{"lines":71,"width":0,"flavor":0,"seed":0},"newString":{"lines":0,"width":0,"flavor":0,"seed":0},"todos":"pending"},"status":"completed","output":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}},"error":{"blob":{"lines":0,"width":0,"flavor":0,"seed":0}},"compacted":false,"attachments":false,"interrupted":false,"odd":"none"}],"extras":[]}]}],"odd":{"dupParts":[],"dupMsgs":[],"swaps":[],"empties":[]}},{"repeatMask":0,"restores":[]},{"call":19,"target":0,"prop":"text","at":1}] as const;
 
   it("the shrunk replay passes every invariant", () => {
-    const sink = new ErrorSink();
-    const dir = tmp("acp-reg-restorefault-");
-    const pruner = createPruner({ preset: "compact", stateDir: dir, onError: sink.onError });
-    const messages = buildSession(spec as never);
-    const inject = {
-      at: fault.call,
-      apply(input: Message[]) {
-        const p = input.flatMap((m) => m.parts)[fault.target] as unknown as Record<string, unknown>;
-        let value = p.text;
-        let armed = true;
-        Object.defineProperty(p, "text", { enumerable: true, configurable: true, get: () => { if (armed) { armed = false; throw new Error("injected fault"); } return value; }, set: (v) => (value = v) });
-        return () => void (armed = false);
-      },
-    };
-    const violations = replayAndCheck(messages, { ...(schedule as object), restartAt: undefined } as never, { label: "fault compact text@1", pruner, stateDir: dir, inject, sink }, newStats());
+    const violations = replayWithFault("fault compact text@1", "acp-reg-restorefault-", spec, schedule, fault.call, (input) => input.flatMap((m) => m.parts)[fault.target], "text");
     expect(violations, violations.join("\n")).toEqual([]);
   });
 });
-
 
 describe("a later message reusing the id of the last one sent (commit-invariants.test.ts, seed 1978246334: dupMsgs + swaps)", () => {
   // The previous call sent [user, assistant with signed reasoning]; this call adds an assistant message
